@@ -1,0 +1,89 @@
+//! The IDE page: chat on the left, the workbench on the right, each boundary
+//! draggable.
+
+use leptos::prelude::*;
+
+use super::chat::ChatPane;
+use super::editor::EditorPane;
+use super::file_tree::FileTree;
+use super::preview::PreviewPane;
+use super::settings::SettingsPanel;
+use super::splitter::{Axis, Splitter};
+use super::terminal::TerminalPane;
+use super::workbench::Workbench;
+
+/// Pane sizes in pixels; the remaining space goes to the editor.
+#[derive(Clone, Copy)]
+struct Layout {
+    chat: RwSignal<f64>,
+    tree: RwSignal<f64>,
+    preview: RwSignal<f64>,
+    terminal: RwSignal<f64>,
+}
+
+#[component]
+pub fn Ide() -> impl IntoView {
+    let workbench = Workbench::new();
+    provide_context(workbench);
+    let layout = Layout {
+        chat: RwSignal::new(380.0),
+        tree: RwSignal::new(220.0),
+        preview: RwSignal::new(420.0),
+        terminal: RwSignal::new(220.0),
+    };
+    let style = move || {
+        format!(
+            "--chat-w:{}px;--tree-w:{}px;--preview-w:{}px;--terminal-h:{}px",
+            layout.chat.get(),
+            layout.tree.get(),
+            layout.preview.get(),
+            layout.terminal.get()
+        )
+    };
+    let settings_open = RwSignal::new(false);
+
+    view! {
+        <div class="ide" style=style>
+            <header class="topbar">
+                <span class="brand">"Rivet"</span>
+                <span class="spacer"></span>
+                <button
+                    class="icon-button"
+                    data-testid="settings-toggle"
+                    aria-expanded=move || settings_open.get().to_string()
+                    on:click=move |_| settings_open.update(|open| *open = !*open)
+                >
+                    "Settings"
+                </button>
+            </header>
+            <SettingsPanel open=settings_open />
+            <div class="panes">
+                <ChatPane />
+                <Splitter axis=Axis::Columns size=layout.chat min=260.0 max=900.0 />
+                <section class="workbench" aria-label="Workbench">
+                    <div class="workbench-top">
+                        <FileTree />
+                        <Splitter axis=Axis::Columns size=layout.tree min=140.0 max=600.0 />
+                        <EditorPane />
+                        <Splitter
+                            axis=Axis::Columns
+                            size=layout.preview
+                            min=240.0
+                            max=1400.0
+                            inverted=true
+                        />
+                        <PreviewPane />
+                    </div>
+                    <Splitter
+                        axis=Axis::Rows
+                        size=layout.terminal
+                        min=80.0
+                        max=900.0
+                        inverted=true
+                    />
+                    <TerminalPane />
+                </section>
+            </div>
+        </div>
+    }
+}

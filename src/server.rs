@@ -1,0 +1,8 @@
+//! Everything that runs only on the server: HTTP, configuration, the LLM
+//! client, the sandbox and the command line.
+
+pub mod cli;
+pub mod config;
+pub mod http;
+pub mod serve;
+pub mod state;

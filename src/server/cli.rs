@@ -1,0 +1,68 @@
+//! The `rivet` command line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use super::config::Config;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "rivet",
+    version,
+    about = "A web IDE where an LLM builds a working web app in front of you."
+)]
+pub struct Cli {
+    /// The configuration file; every key can also be set with RIVET_<SECTION>_<KEY>.
+    #[arg(
+        long,
+        global = true,
+        default_value = "Leptos.toml",
+        env = "RIVET_CONFIG"
+    )]
+    pub config: PathBuf,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the IDE (the default).
+    Serve,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("rivet: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let cwd = std::env::current_dir()?;
+    let config = Config::load(&cli.config, &cwd)?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => runtime.block_on(super::serve::serve(config))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Logs go to stderr, filtered by RUST_LOG (default: info for Rivet, warnings
+/// for its dependencies).
+fn init_tracing() {
+    use tracing_subscriber::EnvFilter;
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn,rivet=info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}

@@ -1,0 +1,285 @@
+//! The IDE's configuration: `Leptos.toml`, overridden key by key by
+//! `RIVET_<SECTION>_<KEY>` environment variables.
+//!
+//! The repository's own `Leptos.toml` is compiled in as the defaults, so a
+//! key documented there always exists, and a user's file only needs the keys
+//! it changes.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use toml::{Table, Value};
+
+/// The defaults, documented key by key.
+const DEFAULTS: &str = include_str!("../../Leptos.toml");
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub server: ServerConfig,
+    pub llm: LlmConfig,
+    pub runtime: RuntimeConfig,
+    pub sandbox: SandboxConfig,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    pub addr: String,
+    pub data_dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LlmConfig {
+    pub provider: String,
+    pub base_url: String,
+    pub model: String,
+    pub models: Vec<String>,
+    pub max_tokens: u32,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RuntimeKind {
+    Sandbox,
+    Webcontainer,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeConfig {
+    pub default: RuntimeKind,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    pub memory_mb: u64,
+    pub max_processes: u64,
+    pub file_size_mb: u64,
+    pub open_files: u64,
+    pub cpu_secs: u64,
+    pub timeout_secs: u64,
+    pub network: bool,
+    pub shared_npm_cache: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid TOML: {source}")]
+    Syntax {
+        path: PathBuf,
+        source: Box<toml::de::Error>,
+    },
+    #[error("{path}: unknown key `{key}` (see the documented defaults in Rivet's Leptos.toml)")]
+    UnknownKey { path: PathBuf, key: String },
+    #[error("{var}={value:?} is not a valid {expected}")]
+    BadEnv {
+        var: String,
+        value: String,
+        expected: &'static str,
+    },
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+impl Config {
+    /// Loads `path` if it exists (it is optional), then applies the
+    /// environment. Relative data directories are resolved against `cwd`.
+    pub fn load(path: &Path, cwd: &Path) -> Result<Config, ConfigError> {
+        let file = match std::fs::read_to_string(path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        };
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        let mut config = Self::from_parts(path, file.as_deref(), &env)?;
+        if config.server.data_dir.is_relative() {
+            config.server.data_dir = cwd.join(&config.server.data_dir);
+        }
+        Ok(config)
+    }
+
+    /// The pure part of [`Config::load`]: defaults, then the file's text, then
+    /// the given environment.
+    pub fn from_parts(
+        path: &Path,
+        file: Option<&str>,
+        env: &[(String, String)],
+    ) -> Result<Config, ConfigError> {
+        let mut table = parse(Path::new("Leptos.toml (built-in defaults)"), DEFAULTS)?;
+        if let Some(text) = file {
+            merge(&mut table, parse(path, text)?, path)?;
+        }
+        apply_env(&mut table, env)?;
+        Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Invalid(e.message().to_owned()))
+    }
+
+    /// The defaults alone, as documented in `Leptos.toml`.
+    pub fn defaults() -> Config {
+        // The compiled-in file is checked by a test, so this cannot fail at run time.
+        #[allow(clippy::expect_used)]
+        Self::from_parts(Path::new("Leptos.toml"), None, &[])
+            .expect("built-in Leptos.toml is valid")
+    }
+}
+
+fn parse(path: &Path, text: &str) -> Result<Table, ConfigError> {
+    text.parse::<Table>().map_err(|source| ConfigError::Syntax {
+        path: path.to_owned(),
+        source: Box::new(source),
+    })
+}
+
+/// Overlays `user` on `base`, refusing keys the defaults do not document.
+fn merge(base: &mut Table, user: Table, path: &Path) -> Result<(), ConfigError> {
+    for (section, value) in user {
+        let Some(Value::Table(base_section)) = base.get_mut(&section) else {
+            return Err(ConfigError::UnknownKey {
+                path: path.to_owned(),
+                key: section,
+            });
+        };
+        let Value::Table(user_section) = value else {
+            return Err(ConfigError::Invalid(format!("[{section}] must be a table")));
+        };
+        for (key, value) in user_section {
+            if !base_section.contains_key(&key) {
+                return Err(ConfigError::UnknownKey {
+                    path: path.to_owned(),
+                    key: format!("{section}.{key}"),
+                });
+            }
+            base_section.insert(key, value);
+        }
+    }
+    Ok(())
+}
+
+/// The name of the variable that overrides `section.key`.
+pub fn env_var_name(section: &str, key: &str) -> String {
+    format!("RIVET_{}_{}", section, key).to_uppercase()
+}
+
+fn apply_env(table: &mut Table, env: &[(String, String)]) -> Result<(), ConfigError> {
+    for (section, value) in table.iter_mut() {
+        let Value::Table(keys) = value else { continue };
+        for (key, current) in keys.iter_mut() {
+            let var = env_var_name(section, key);
+            let Some((_, raw)) = env.iter().find(|(name, _)| *name == var) else {
+                continue;
+            };
+            *current = env_value(&var, raw, current)?;
+        }
+    }
+    Ok(())
+}
+
+/// Parses an environment value as the type the default has.
+fn env_value(var: &str, raw: &str, current: &Value) -> Result<Value, ConfigError> {
+    let bad = |expected| ConfigError::BadEnv {
+        var: var.to_owned(),
+        value: raw.to_owned(),
+        expected,
+    };
+    Ok(match current {
+        Value::Integer(_) => Value::Integer(raw.trim().parse().map_err(|_| bad("integer"))?),
+        Value::Boolean(_) => match raw.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Value::Boolean(true),
+            "0" | "false" | "no" | "off" => Value::Boolean(false),
+            _ => return Err(bad("boolean (true or false)")),
+        },
+        Value::Array(_) => Value::Array(
+            raw.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| Value::String(s.to_owned()))
+                .collect(),
+        ),
+        _ => Value::String(raw.to_owned()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(file: Option<&str>, env: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_parts(Path::new("test.toml"), file, &env)
+    }
+
+    #[test]
+    fn defaults_are_the_documented_file() {
+        let config = Config::defaults();
+        assert_eq!(config.server.addr, "127.0.0.1:3000");
+        assert_eq!(config.runtime.default, RuntimeKind::Sandbox);
+        assert!(config.sandbox.network);
+    }
+
+    #[test]
+    fn file_overrides_only_the_keys_it_names() {
+        let config = load(Some("[sandbox]\ntimeout_secs = 9\n"), &[]).unwrap();
+        assert_eq!(config.sandbox.timeout_secs, 9);
+        assert_eq!(
+            config.sandbox.memory_mb,
+            Config::defaults().sandbox.memory_mb
+        );
+    }
+
+    #[test]
+    fn env_overrides_the_file() {
+        let config = load(
+            Some("[server]\naddr = \"127.0.0.1:1\"\n"),
+            &[
+                ("RIVET_SERVER_ADDR", "0.0.0.0:8080"),
+                ("RIVET_SERVER_DATA_DIR", "/srv/rivet"),
+                ("RIVET_SANDBOX_NETWORK", "off"),
+                ("RIVET_SANDBOX_MAX_PROCESSES", "12"),
+                ("RIVET_LLM_MODELS", "a, b"),
+                ("RIVET_RUNTIME_DEFAULT", "webcontainer"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(config.server.addr, "0.0.0.0:8080");
+        assert_eq!(config.server.data_dir, PathBuf::from("/srv/rivet"));
+        assert!(!config.sandbox.network);
+        assert_eq!(config.sandbox.max_processes, 12);
+        assert_eq!(config.llm.models, vec!["a", "b"]);
+        assert_eq!(config.runtime.default, RuntimeKind::Webcontainer);
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let err = load(Some("[sandbox]\nmemroy_mb = 1\n"), &[]).unwrap_err();
+        assert!(err.to_string().contains("sandbox.memroy_mb"), "{err}");
+        let err = load(Some("[nope]\n"), &[]).unwrap_err();
+        assert!(err.to_string().contains("`nope`"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let err = load(None, &[("RIVET_SANDBOX_CPU_SECS", "lots")]).unwrap_err();
+        assert!(err.to_string().contains("RIVET_SANDBOX_CPU_SECS"), "{err}");
+        let err = load(None, &[("RIVET_RUNTIME_DEFAULT", "docker")]).unwrap_err();
+        assert!(err.to_string().contains("docker"), "{err}");
+        let err = load(Some("[server\n"), &[]).unwrap_err();
+        assert!(err.to_string().contains("test.toml"), "{err}");
+    }
+}
