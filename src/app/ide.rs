@@ -41,6 +41,13 @@ pub fn Ide() -> impl IntoView {
         )
     };
     let settings_open = RwSignal::new(false);
+    // Effects only run in the browser, so this marks the page as hydrated for
+    // tests and scripts that drive the UI.
+    Effect::new(|_| {
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
 
     view! {
         <div class="ide" style=style>

@@ -1,0 +1,60 @@
+import { defineConfig } from '@playwright/test';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+// The suite runs against the release build: `cargo leptos build --release`
+// must have written target/release/rivet and target/site first (scripts/test.sh does).
+const root = path.resolve(__dirname, '..');
+const port = Number(process.env.RIVET_E2E_PORT ?? 3190);
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-'));
+
+export default defineConfig({
+  testDir: './tests',
+  timeout: 60_000,
+  expect: { timeout: 20_000 },
+  // The tests share one server and its projects, so they run one at a time.
+  workers: 1,
+  fullyParallel: false,
+  forbidOnly: true,
+  retries: 0,
+  reporter: [['list']],
+  outputDir: './test-results',
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    viewport: { width: 1280, height: 720 },
+    trace: 'retain-on-failure',
+    launchOptions: {
+      executablePath: process.env.RIVET_CHROMIUM ?? '/usr/bin/chromium',
+      // Keeps Chromium from reaching for Google's services on a closed network.
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    },
+  },
+  projects: [{ name: 'chromium', use: { browserName: 'chromium' } }],
+  webServer: {
+    command: `${root}/target/release/rivet serve`,
+    cwd: root,
+    url: `http://127.0.0.1:${port}/healthz`,
+    reuseExistingServer: false,
+    timeout: 60_000,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    env: {
+      RIVET_SERVER_ADDR: `127.0.0.1:${port}`,
+      RIVET_SERVER_DATA_DIR: dataDir,
+      LEPTOS_OUTPUT_NAME: 'rivet',
+      LEPTOS_SITE_ROOT: path.join(root, 'target/site'),
+      LEPTOS_SITE_PKG_DIR: 'pkg',
+      LEPTOS_ENV: 'PROD',
+      RUST_LOG: 'warn,rivet=info',
+    },
+  },
+});

@@ -1,0 +1,77 @@
+import { expect, test } from '@playwright/test';
+import path from 'node:path';
+import { openIde } from './helpers';
+
+test('the page is cross-origin isolated', async ({ page }) => {
+  const response = await openIde(page);
+  expect(response?.headers()['cross-origin-opener-policy']).toBe('same-origin');
+  expect(response?.headers()['cross-origin-embedder-policy']).toBe('credentialless');
+  expect(await page.evaluate(() => window.crossOriginIsolated)).toBe(true);
+});
+
+test('the five panes are present', async ({ page }) => {
+  await openIde(page);
+  for (const id of ['message-list', 'chat-input', 'chat-send', 'file-tree', 'editor', 'terminal', 'preview']) {
+    await expect(page.getByTestId(id)).toBeVisible();
+  }
+  await expect(page.getByTestId('preview-frame')).toBeAttached();
+  expect(await page.getByTestId('preview-frame').evaluate((el) => el.tagName)).toBe('IFRAME');
+});
+
+test('sending a message adds it to the conversation', async ({ page }) => {
+  await openIde(page);
+  await page.getByTestId('chat-input').fill('build a todo app');
+  await page.getByTestId('chat-send').click();
+  await expect(page.getByTestId('message-user')).toHaveCount(1);
+  await expect(page.getByTestId('message-user')).toContainText('build a todo app');
+  await expect(page.getByTestId('chat-input')).toHaveValue('');
+});
+
+test('Monaco loads lazily and is editable', async ({ page }) => {
+  await openIde(page);
+  const editor = page.getByTestId('editor');
+  await expect(editor.locator('.monaco-editor')).toBeVisible();
+  await editor.locator('.monaco-editor .view-lines').click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type('typed in Monaco');
+  const value = await page.evaluate(() => (window as any).monaco.editor.getModels()[0].getValue());
+  expect(value).toContain('# Welcome to Rivet');
+  expect(value).toContain('typed in Monaco');
+});
+
+test('xterm.js renders in the terminal pane', async ({ page }) => {
+  await openIde(page);
+  const terminal = page.getByTestId('terminal');
+  await expect(terminal.locator('.xterm')).toBeVisible();
+  await expect(terminal.locator('.xterm-rows')).toContainText('Rivet terminal');
+});
+
+test('panes can be resized', async ({ page }) => {
+  await openIde(page);
+  const chat = page.locator('.chat-pane');
+  const before = (await chat.boundingBox())!.width;
+  const splitter = page.locator('.panes > .splitter');
+  const box = (await splitter.boundingBox())!;
+  await page.mouse.move(box.x + box.width / 2, box.y + 200);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 120, box.y + 200, { steps: 5 });
+  await page.mouse.up();
+  const after = (await chat.boundingBox())!.width;
+  expect(after).toBeGreaterThan(before + 100);
+});
+
+test('settings show the configuration without secrets', async ({ page }) => {
+  await openIde(page);
+  await page.getByTestId('settings-toggle').click();
+  const settings = page.getByTestId('settings');
+  await expect(settings).toBeVisible();
+  await expect(settings).toContainText('Runtime');
+  await expect(settings).toContainText('sandbox');
+});
+
+test('screenshot for the README', async ({ page }) => {
+  await openIde(page);
+  await expect(page.getByTestId('editor').locator('.monaco-editor')).toBeVisible();
+  await expect(page.getByTestId('terminal').locator('.xterm')).toBeVisible();
+  await page.screenshot({ path: path.join(__dirname, '..', '..', 'docs', 'images', 'ide.png') });
+});

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Sets everything up, then runs every check and test: formatting, clippy for
+# the server and the WASM client, the Rust tests, and the browser tests against
+# a release build. One release profile serves the tests and the browser run.
+set -euo pipefail
+export RIVET_SETUP_BROWSER=1
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$ROOT"
+
+step "cargo fmt --check"
+cargo fmt --check
+
+step "clippy (server)"
+cargo clippy --features ssr --all-targets -- -D warnings
+
+step "clippy (WASM client)"
+cargo clippy --lib --target wasm32-unknown-unknown --features hydrate -- -D warnings
+
+step "Release build (server and WASM)"
+cargo leptos build --release
+
+step "Rust tests"
+cargo test --release --features ssr
+
+step "Browser tests (Playwright on Debian's Chromium)"
+npx playwright test --config end2end/playwright.config.ts
