@@ -1,3 +1,5 @@
 //! Code shared by the server and the WASM client: the bolt protocol, the
 //! actions it carries, and the runtimes actions run on. Nothing here knows
 //! HTTP or the DOM.
+
+pub mod project;
