@@ -26,9 +26,9 @@ pub fn Ide() -> impl IntoView {
     let workbench = Workbench::new();
     provide_context(workbench);
     let layout = Layout {
-        chat: RwSignal::new(380.0),
-        tree: RwSignal::new(220.0),
-        preview: RwSignal::new(420.0),
+        chat: RwSignal::new(340.0),
+        tree: RwSignal::new(190.0),
+        preview: RwSignal::new(400.0),
         terminal: RwSignal::new(220.0),
     };
     let style = move || {
