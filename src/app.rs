@@ -17,7 +17,7 @@ mod workbench;
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::{
-    StaticSegment,
+    ParamSegment, StaticSegment,
     components::{Route, Router, Routes},
 };
 
@@ -50,7 +50,7 @@ pub fn App() -> impl IntoView {
         <Title text="Rivet" />
         <Router>
             <Routes fallback=|| view! { <p class="not-found">"Page not found."</p> }>
-                <Route path=StaticSegment("") view=ide::Ide />
+                <Route path=(StaticSegment("p"), ParamSegment("project")) view=ide::Ide />
             </Routes>
         </Router>
     }

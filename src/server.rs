@@ -4,5 +4,6 @@
 pub mod cli;
 pub mod config;
 pub mod http;
+pub mod projects;
 pub mod serve;
 pub mod state;

@@ -2,6 +2,7 @@
 //! draggable.
 
 use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
 
 use super::chat::ChatPane;
 use super::editor::EditorPane;
@@ -11,6 +12,7 @@ use super::settings::SettingsPanel;
 use super::splitter::{Axis, Splitter};
 use super::terminal::TerminalPane;
 use super::workbench::Workbench;
+use crate::runtime::project::ProjectId;
 
 /// Pane sizes in pixels; the remaining space goes to the editor.
 #[derive(Clone, Copy)]
@@ -21,8 +23,29 @@ struct Layout {
     terminal: RwSignal<f64>,
 }
 
+/// The project the page shows, from the `/p/{project}` route.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CurrentProject(pub ProjectId);
+
 #[component]
 pub fn Ide() -> impl IntoView {
+    let params = use_params_map();
+    let project =
+        params.with_untracked(|p| p.get("project").and_then(|id| ProjectId::parse(&id).ok()));
+    match project {
+        Some(project) => {
+            provide_context(CurrentProject(project));
+            view! { <Workspace /> }.into_any()
+        }
+        None => view! {
+            <p class="not-found">"This is not a project address. " <a href="/">"Open your projects"</a></p>
+        }
+        .into_any(),
+    }
+}
+
+#[component]
+fn Workspace() -> impl IntoView {
     let workbench = Workbench::new();
     provide_context(workbench);
     let layout = Layout {

@@ -22,7 +22,8 @@ impl ProjectId {
     pub fn parse(s: &str) -> Result<ProjectId, InvalidProjectId> {
         let valid = !s.is_empty()
             && s.len() <= Self::MAX_LEN
-            && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
         if valid {
             Ok(ProjectId(s.to_owned()))
         } else {

@@ -2,11 +2,14 @@
 //! HTTP routes (health check; later the terminal WebSocket and the preview
 //! proxy), all behind the cross-origin isolation headers.
 
+use axum::extract::State;
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Router, http::HeaderValue, http::StatusCode, routing::get};
 use leptos::prelude::provide_context;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use tower_http::set_header::SetResponseHeaderLayer;
 
+use super::projects::ProjectError;
 use super::state::AppState;
 use crate::app::{App, shell};
 
@@ -16,6 +19,8 @@ pub fn app(state: AppState) -> Router {
     let options = state.leptos_options.clone();
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/", get(open_latest_project))
+        .route("/new", get(open_new_project))
         .leptos_routes_with_context(
             &state,
             routes,
@@ -26,10 +31,13 @@ pub fn app(state: AppState) -> Router {
             move || shell(options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
-        .layer(cross_origin_isolation())
-        .layer(SetResponseHeaderLayer::overriding(
-            axum::http::header::HeaderName::from_static("cross-origin-opener-policy"),
-            HeaderValue::from_static("same-origin"),
+        .layer(isolation_header(
+            "cross-origin-opener-policy",
+            "same-origin",
+        ))
+        .layer(isolation_header(
+            "cross-origin-embedder-policy",
+            "credentialless",
         ))
         .with_state(state)
 }
@@ -38,10 +46,13 @@ pub fn app(state: AppState) -> Router {
 /// every response, static files included. `credentialless` (rather than
 /// `require-corp`) still lets the page load cross-origin resources without
 /// cookies.
-fn cross_origin_isolation() -> SetResponseHeaderLayer<HeaderValue> {
+fn isolation_header(
+    name: &'static str,
+    value: &'static str,
+) -> SetResponseHeaderLayer<HeaderValue> {
     SetResponseHeaderLayer::overriding(
-        axum::http::header::HeaderName::from_static("cross-origin-embedder-policy"),
-        HeaderValue::from_static("credentialless"),
+        axum::http::header::HeaderName::from_static(name),
+        HeaderValue::from_static(value),
     )
 }
 
@@ -49,10 +60,40 @@ async fn healthz() -> (StatusCode, &'static str) {
     (StatusCode::OK, "ok")
 }
 
+/// `/` opens the most recent project, creating the first one if there is none.
+async fn open_latest_project(State(state): State<AppState>) -> Result<Redirect, HttpError> {
+    match state.projects.list()?.into_iter().next() {
+        Some(project) => Ok(Redirect::to(&format!("/p/{}", project.id))),
+        None => open_new_project(State(state)).await,
+    }
+}
+
+/// `/new` creates a project and opens it.
+async fn open_new_project(State(state): State<AppState>) -> Result<Redirect, HttpError> {
+    let project = state.projects.create("Untitled")?;
+    Ok(Redirect::to(&format!("/p/{}", project.id)))
+}
+
+/// The errors plain HTTP routes can answer with.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+}
+
+impl IntoResponse for HttpError {
+    fn into_response(self) -> Response {
+        let status = match &self {
+            HttpError::Project(ProjectError::NotFound(_)) => StatusCode::NOT_FOUND,
+            HttpError::Project(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        tracing::error!("{self}");
+        (status, self.to_string()).into_response()
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use axum::body::Body;
     use axum::http::Request;
     use tower::ServiceExt;
@@ -60,21 +101,32 @@ mod tests {
     use super::*;
     use crate::server::config::Config;
 
-    fn state() -> AppState {
-        AppState {
-            leptos_options: leptos::config::LeptosOptions::builder()
-                .output_name("rivet")
-                .site_root("target/site")
-                .build(),
-            config: Arc::new(Config::defaults()),
-        }
+    /// A state whose data directory lives as long as the returned guard.
+    fn state() -> (AppState, tempfile::TempDir) {
+        let data = tempfile::tempdir().unwrap();
+        let mut config = Config::defaults();
+        config.server.data_dir = data.path().to_owned();
+        let options = leptos::config::LeptosOptions::builder()
+            .output_name("rivet")
+            .site_root("target/site")
+            .build();
+        (AppState::new(options, config), data)
     }
 
-    async fn get(path: &str) -> axum::response::Response {
-        app(state())
+    async fn get_with(state: &AppState, path: &str) -> axum::response::Response {
+        app(state.clone())
             .oneshot(Request::get(path).body(Body::empty()).unwrap())
             .await
             .unwrap()
+    }
+
+    async fn get(path: &str) -> axum::response::Response {
+        let (state, _data) = state();
+        get_with(&state, path).await
+    }
+
+    fn location(response: &axum::response::Response) -> String {
+        response.headers()["location"].to_str().unwrap().to_owned()
     }
 
     #[tokio::test]
@@ -100,8 +152,21 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn root_opens_the_latest_project_or_a_new_one() {
+        let (state, _data) = state();
+        let first = get_with(&state, "/").await;
+        assert_eq!(first.status(), StatusCode::SEE_OTHER);
+        let first_project = location(&first);
+        assert!(first_project.starts_with("/p/"), "{first_project}");
+        assert_eq!(location(&get_with(&state, "/").await), first_project);
+        let fresh = location(&get_with(&state, "/new").await);
+        assert_ne!(fresh, first_project);
+        assert_eq!(state.projects.list().unwrap().len(), 2);
+    }
+
+    #[tokio::test]
     async fn the_page_renders_every_pane() {
-        let response = get("/").await;
+        let response = get("/p/someproject").await;
         assert_eq!(response.status(), StatusCode::OK);
         let body = axum::body::to_bytes(response.into_body(), usize::MAX)
             .await

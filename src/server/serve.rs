@@ -1,6 +1,5 @@
 //! `rivet serve`: binds the address, serves the app, shuts down cleanly.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -34,10 +33,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     tracing::info!(%addr, data_dir = %config.server.data_dir.display(), "Rivet is listening on http://{addr}");
 
-    let state = AppState {
-        leptos_options,
-        config: Arc::new(config),
-    };
+    let state = AppState::new(leptos_options, config);
     let shutdown = CancellationToken::new();
     tokio::spawn({
         let shutdown = shutdown.clone();

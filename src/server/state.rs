@@ -6,12 +6,24 @@ use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 
 use super::config::Config;
+use super::projects::Projects;
 
 /// Cheap to clone: everything inside is shared.
 #[derive(Clone)]
 pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub config: Arc<Config>,
+    pub projects: Projects,
+}
+
+impl AppState {
+    pub fn new(leptos_options: LeptosOptions, config: Config) -> AppState {
+        AppState {
+            leptos_options,
+            projects: Projects::new(&config.server.data_dir),
+            config: Arc::new(config),
+        }
+    }
 }
 
 impl FromRef<AppState> for LeptosOptions {
