@@ -6,6 +6,7 @@ mod chat;
 mod editor;
 mod file_tree;
 mod ide;
+mod markdown;
 mod preview;
 #[cfg(feature = "hydrate")]
 mod scripts;
