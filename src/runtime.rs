@@ -2,4 +2,6 @@
 //! actions it carries, and the runtimes actions run on. Nothing here knows
 //! HTTP or the DOM.
 
+pub mod action;
 pub mod project;
+pub mod protocol;

@@ -30,6 +30,8 @@ pub struct Cli {
 pub enum Command {
     /// Serve the IDE (the default).
     Serve,
+    /// Parse a model's answer from stdin into bolt protocol events (JSON Lines).
+    Parse(super::parse_cmd::ParseArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -46,11 +48,16 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    // `parse` needs neither the configuration nor an async runtime.
+    if let Some(Command::Parse(args)) = &cli.command {
+        return super::parse_cmd::run(args);
+    }
     let cwd = std::env::current_dir()?;
     let config = Config::load(&cli.config, &cwd)?;
     let runtime = tokio::runtime::Runtime::new()?;
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => runtime.block_on(super::serve::serve(config))?,
+        Command::Parse(_) => unreachable!("handled before the configuration is loaded"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,5 @@
+//! Rivet's integration tests, one module per area, linked into one binary.
+
+#![allow(clippy::unwrap_used)]
+
+mod protocol;
