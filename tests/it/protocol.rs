@@ -114,11 +114,11 @@ fn transcripts_give_their_actions() {
             ("start".to_owned(), None),
         ]
     );
-    let Some(Event::ArtifactOpen { id, title, .. }) = events.get(1) else {
+    let Some(Event::ArtifactOpen { id, artifact }) = events.get(1) else {
         panic!("no artifact: {events:?}");
     };
     assert_eq!(
-        (id.as_str(), title.as_str()),
+        (id.as_str(), artifact.title.as_str()),
         ("todo-app", "React Todo App")
     );
     let Some(Event::Text { text }) = events.last() else {

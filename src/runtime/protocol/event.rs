@@ -21,12 +21,8 @@ pub enum Event {
     },
     ArtifactOpen {
         id: Id,
-        title: String,
-        /// The artifact's own `type` attribute, if any.
-        #[serde(rename = "type")]
-        kind: Option<String>,
-        #[serde(default, skip_serializing_if = "Attributes::is_empty")]
-        attributes: Attributes,
+        #[serde(flatten)]
+        artifact: Box<Artifact>,
     },
     /// An action started; its content follows in deltas.
     ActionOpen {
@@ -53,6 +49,17 @@ pub enum Event {
     ArtifactClose {
         id: Id,
     },
+}
+
+/// What an artifact's opening tag says besides its id.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Artifact {
+    pub title: String,
+    /// The artifact's own `type` attribute, if any.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Attributes::is_empty")]
+    pub attributes: Attributes,
 }
 
 /// A complete action as the parser closed it. Validation (paths, truncation)

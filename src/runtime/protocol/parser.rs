@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use super::content::{command_content, file_content, normalize_path};
-use super::event::{Action, ActionKind, Attributes, Event, SupabaseOperation};
+use super::event::{Action, ActionKind, Artifact, Attributes, Event, SupabaseOperation};
 use super::id::Id;
 use super::tag::{HeldTag, Step, TagAttributes, TagName};
 
@@ -17,13 +17,20 @@ pub const MAX_HELD_TAG: usize = 8 * 1024;
 /// Parses one model message, fed as deltas.
 #[derive(Debug)]
 pub struct Parser {
+    machine: Machine,
+    /// The events of the current push, drained by the caller.
+    events: Vec<Event>,
+}
+
+/// The parser's state; it hands each event to an `emit` callback.
+#[derive(Debug)]
+struct Machine {
     message_id: String,
     state: State,
     held: HeldTag,
     /// Text of the current push, emitted as one event when the push ends or
     /// a tag comes.
     text: String,
-    events: Vec<Event>,
     artifacts: usize,
     actions: usize,
     used_artifact_ids: HashSet<Id>,
@@ -62,14 +69,16 @@ impl Parser {
     /// bring no usable id of their own.
     pub fn new(message_id: impl Into<String>) -> Parser {
         Parser {
-            message_id: message_id.into(),
-            state: State::Text,
-            held: HeldTag::default(),
-            text: String::new(),
+            machine: Machine {
+                message_id: message_id.into(),
+                state: State::Text,
+                held: HeldTag::default(),
+                text: String::new(),
+                artifacts: 0,
+                actions: 0,
+                used_artifact_ids: HashSet::new(),
+            },
             events: Vec::new(),
-            artifacts: 0,
-            actions: 0,
-            used_artifact_ids: HashSet::new(),
         }
     }
 
@@ -84,40 +93,63 @@ impl Parser {
     /// Feeds the next piece of the message (a delta, never the accumulated
     /// message) and yields the events it completes.
     pub fn push(&mut self, chunk: &str) -> std::vec::Drain<'_, Event> {
-        self.feed(chunk);
-        self.flush();
+        let events = &mut self.events;
+        self.machine.push(chunk, &mut |event| events.push(event));
         self.events.drain(..)
+    }
+
+    /// Like [`Parser::push`], handing each event to `emit` as it is made
+    /// instead of collecting them: for consumers that forward events at once.
+    pub fn push_with(&mut self, chunk: &str, mut emit: impl FnMut(Event)) {
+        self.machine.push(chunk, &mut emit);
     }
 
     /// Ends the message: held-back text is released, an open action is
     /// closed as truncated and an open artifact is closed.
-    pub fn finish(mut self) -> Vec<Event> {
+    pub fn finish(self) -> Vec<Event> {
+        let mut events = self.events;
+        self.machine.finish(&mut |event| events.push(event));
+        events
+    }
+
+    /// Like [`Parser::finish`], handing each event to `emit`.
+    pub fn finish_with(self, mut emit: impl FnMut(Event)) {
+        self.machine.finish(&mut emit);
+    }
+}
+
+impl Machine {
+    fn push(&mut self, chunk: &str, emit: &mut impl FnMut(Event)) {
+        self.feed(chunk, emit);
+        self.flush(emit);
+    }
+
+    fn finish(mut self, emit: &mut impl FnMut(Event)) {
         if self.held.is_active() {
             self.release_held();
         }
-        self.flush();
+        self.flush(emit);
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text => {}
-            State::Artifact { id } => self.events.push(Event::ArtifactClose { id }),
+            State::Artifact { id } => emit(Event::ArtifactClose { id }),
             State::Action {
                 artifact_id,
                 action,
             } => {
-                self.close_action(artifact_id.clone(), action, true);
-                self.events.push(Event::ArtifactClose { id: artifact_id });
+                close_action(artifact_id.clone(), action, true, emit);
+                emit(Event::ArtifactClose { id: artifact_id });
             }
         }
-        self.events
     }
 
-    fn feed(&mut self, mut input: &str) {
+    fn feed(&mut self, mut input: &str, emit: &mut impl FnMut(Event)) {
         while !input.is_empty() {
             if self.held.is_active() {
                 match self.held.feed(input, self.state.listens(), MAX_HELD_TAG) {
                     Step::NeedMore => return,
                     Step::Tag { name, consumed } => {
                         self.held.stop();
-                        self.on_tag(name);
+                        self.on_tag(name, emit);
                         input = &input[consumed..];
                     }
                     Step::NotATag { consumed } => {
@@ -151,10 +183,10 @@ impl Parser {
         Self::plain(&mut self.state, &mut self.text, self.held.text());
     }
 
-    fn flush(&mut self) {
+    fn flush(&mut self, emit: &mut impl FnMut(Event)) {
         if !self.text.is_empty() {
             let text = std::mem::take(&mut self.text);
-            self.events.push(Event::Text { text });
+            emit(Event::Text { text });
         }
         if let State::Action {
             artifact_id,
@@ -164,7 +196,7 @@ impl Parser {
         {
             let delta = action.raw[action.delivered..].to_owned();
             action.delivered = action.raw.len();
-            self.events.push(Event::ActionDelta {
+            emit(Event::ActionDelta {
                 artifact_id: artifact_id.clone(),
                 action_id: action.id.clone(),
                 delta,
@@ -172,26 +204,28 @@ impl Parser {
         }
     }
 
-    fn on_tag(&mut self, name: TagName) {
-        self.flush();
+    fn on_tag(&mut self, name: TagName, emit: &mut impl FnMut(Event)) {
+        self.flush(emit);
         match (std::mem::replace(&mut self.state, State::Text), name) {
             (State::Text, TagName::OpenArtifact) => {
                 let mut attributes = TagAttributes::parse(self.held.text(), name);
                 let id = self.artifact_id(attributes.take("id"));
-                self.events.push(Event::ArtifactOpen {
+                emit(Event::ArtifactOpen {
                     id: id.clone(),
-                    title: attributes.take("title").unwrap_or_default(),
-                    kind: attributes.take("type"),
-                    attributes: attributes.pairs.drain(..).collect(),
+                    artifact: Box::new(Artifact {
+                        title: attributes.take("title").unwrap_or_default(),
+                        kind: attributes.take("type"),
+                        attributes: attributes.pairs.drain(..).collect(),
+                    }),
                 });
                 if attributes.self_closing {
-                    self.events.push(Event::ArtifactClose { id });
+                    emit(Event::ArtifactClose { id });
                 } else {
                     self.state = State::Artifact { id };
                 }
             }
             (State::Artifact { id }, TagName::CloseArtifact) => {
-                self.events.push(Event::ArtifactClose { id });
+                emit(Event::ArtifactClose { id });
             }
             (State::Artifact { id: artifact_id }, TagName::OpenAction) => {
                 let mut attributes = TagAttributes::parse(self.held.text(), name);
@@ -205,13 +239,13 @@ impl Parser {
                     delivered: 0,
                 };
                 self.actions += 1;
-                self.events.push(Event::ActionOpen {
+                emit(Event::ActionOpen {
                     artifact_id: artifact_id.clone(),
                     action_id: action.id.clone(),
                     action: Box::new(action.kind.clone()),
                 });
                 if attributes.self_closing {
-                    self.close_action(artifact_id.clone(), action, false);
+                    close_action(artifact_id.clone(), action, false, emit);
                     self.state = State::Artifact { id: artifact_id };
                 } else {
                     self.state = State::Action {
@@ -227,34 +261,13 @@ impl Parser {
                 },
                 TagName::CloseAction,
             ) => {
-                self.close_action(artifact_id.clone(), action, false);
+                close_action(artifact_id.clone(), action, false, emit);
                 self.state = State::Artifact { id: artifact_id };
             }
             // Each state listens only for its own tags, so nothing else
             // reaches here; keeping the state is the harmless answer.
             (state, _) => self.state = state,
         }
-    }
-
-    fn close_action(&mut self, artifact_id: Id, action: OpenAction, truncated: bool) {
-        let content = match action.kind {
-            ActionKind::File { .. } | ActionKind::Supabase { .. } => file_content(&action.raw),
-            ActionKind::Shell | ActionKind::Start | ActionKind::Build => {
-                command_content(&action.raw)
-            }
-            ActionKind::Edit { .. } | ActionKind::Unknown { .. } => action.raw,
-        };
-        self.events.push(Event::ActionClose {
-            artifact_id,
-            action_id: action.id,
-            action: Box::new(Action {
-                kind: action.kind,
-                attributes: action.attributes,
-                content,
-                truncated,
-                error: action.error,
-            }),
-        });
     }
 
     /// The artifact's own id when it has one not used yet in this message,
@@ -277,14 +290,53 @@ impl Parser {
     }
 }
 
-/// The first `<` in `s`. Streamed chunks are mostly a few bytes, where a
-/// plain loop beats the set-up of a word-wise search.
+/// Emits the close of an action, with its final content. Its last delta
+/// must have been flushed already.
+fn close_action(
+    artifact_id: Id,
+    mut action: OpenAction,
+    truncated: bool,
+    emit: &mut impl FnMut(Event),
+) {
+    let content = match action.kind {
+        ActionKind::File { .. } | ActionKind::Supabase { .. } => file_content(&action.raw),
+        ActionKind::Shell | ActionKind::Start | ActionKind::Build => command_content(&action.raw),
+        ActionKind::Edit { .. } | ActionKind::Unknown { .. } => std::mem::take(&mut action.raw),
+    };
+    emit(Event::ActionClose {
+        artifact_id,
+        action_id: action.id,
+        action: Box::new(Action {
+            kind: action.kind,
+            attributes: action.attributes,
+            content,
+            truncated,
+            error: action.error,
+        }),
+    });
+}
+
+/// The first `<` in `s`, eight bytes at a time. Streamed chunks are mostly a
+/// few bytes long, where this beats the set-up of `str::find`.
 fn find_lt(s: &str) -> Option<usize> {
-    if s.len() < 64 {
-        s.bytes().position(|b| b == b'<')
-    } else {
-        s.find('<')
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const LTS: u64 = u64::from_ne_bytes([b'<'; 8]);
+    if s.len() >= 64 {
+        return s.find('<');
     }
+    let (words, tail) = s.as_bytes().as_chunks::<8>();
+    for (n, word) in words.iter().enumerate() {
+        // A zero byte of `x` is a `<` of the word; the lowest flagged byte is
+        // exact (only bytes above a true zero can be flagged wrongly).
+        let x = u64::from_le_bytes(*word) ^ LTS;
+        let zeros = x.wrapping_sub(ONES) & !x & HIGHS;
+        if zeros != 0 {
+            return Some(n * 8 + zeros.trailing_zeros() as usize / 8);
+        }
+    }
+    let done = words.len() * 8;
+    tail.iter().position(|&b| b == b'<').map(|i| done + i)
 }
 
 /// The action's kind from its tag's attributes (which lose the known ones),

@@ -18,6 +18,17 @@ fn run(chunks: &[&str]) -> Vec<Event> {
     events
 }
 
+/// The same through `push_with` and `finish_with`.
+fn run_with(chunks: &[&str]) -> Vec<Event> {
+    let mut parser = Parser::new("m");
+    let mut events = Vec::new();
+    for chunk in chunks {
+        parser.push_with(chunk, |e| events.push(e));
+    }
+    parser.finish_with(|e| events.push(e));
+    events
+}
+
 /// Merges adjacent text events and adjacent deltas of one action: how text
 /// and content are split carries no meaning.
 pub(super) fn merged(events: Vec<Event>) -> Vec<Event> {
@@ -81,19 +92,14 @@ fn render(events: &[Event]) -> String {
     for event in events {
         let line = match event {
             Event::Text { text } => format!("text {text:?}"),
-            Event::ArtifactOpen {
-                id,
-                title,
-                kind,
-                attributes,
-            } => {
-                let kind = kind
-                    .as_ref()
+            Event::ArtifactOpen { id, artifact } => {
+                let kind = (artifact.kind.as_ref())
                     .map(|k| format!(" type={k}"))
                     .unwrap_or_default();
                 format!(
-                    "artifact_open {id} {title:?}{kind}{}",
-                    render_attributes(attributes)
+                    "artifact_open {id} {:?}{kind}{}",
+                    artifact.title,
+                    render_attributes(&artifact.attributes)
                 )
             }
             Event::ActionOpen {
@@ -156,6 +162,7 @@ fn check(chunks: &[&str], expect: &str) {
         .collect();
     assert_eq!(render(&merged(run(&[&whole]))), actual, "in one piece");
     assert_eq!(render(&merged(run(&chars))), actual, "char by char");
+    assert_eq!(render(&merged(run_with(&chars))), actual, "push_with");
     for (cut, _) in whole.char_indices().skip(1) {
         let two = [&whole[..cut], &whole[cut..]];
         assert_eq!(render(&merged(run(&two))), actual, "cut at {cut}");
