@@ -1,0 +1,49 @@
+//! Any input, cut anywhere: the parser must not panic, and the cut must not
+//! change the events (once adjacent text and deltas are merged).
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../../src/runtime"]
+#[allow(dead_code, unused_imports)] // Only the parser is used here.
+mod runtime {
+    pub mod protocol;
+}
+
+use runtime::protocol::{Event, Parser};
+
+fn run(chunks: &[&str]) -> Vec<Event> {
+    let mut parser = Parser::new("fuzz");
+    let mut events: Vec<Event> = Vec::new();
+    for chunk in chunks {
+        for event in parser.push(chunk) {
+            match (events.last_mut(), event) {
+                (Some(Event::Text { text }), Event::Text { text: more }) => text.push_str(&more),
+                (
+                    Some(Event::ActionDelta { delta, .. }),
+                    Event::ActionDelta { delta: more, .. },
+                ) => delta.push_str(&more),
+                (_, event) => events.push(event),
+            }
+        }
+    }
+    events.extend(parser.finish());
+    events
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&cut, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(input) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let mut at = usize::from(cut) % (input.len() + 1);
+    while !input.is_char_boundary(at) {
+        at -= 1;
+    }
+    let whole = run(&[input]);
+    let halves = run(&[&input[..at], &input[at..]]);
+    assert_eq!(whole, halves);
+});
