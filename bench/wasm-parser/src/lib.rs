@@ -1,6 +1,6 @@
 //! Rivet's protocol module, compiled on its own for WebAssembly, with the
-//! calls the timing script makes. The input is loaded and cut into chunks
-//! once; `run` then parses it, so only the parser is timed.
+//! calls the timing script makes. Each input is loaded into a slot and cut
+//! into chunks once; `run` then parses it, so only the parser is timed.
 
 use std::cell::RefCell;
 
@@ -19,15 +19,13 @@ struct Loaded {
 }
 
 thread_local! {
-    static LOADED: RefCell<Loaded> = const {
-        RefCell::new(Loaded { input: String::new(), ends: Vec::new() })
-    };
+    static LOADED: RefCell<Vec<Loaded>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Keeps `input` and cuts it into chunks of `chunk_chars` characters (0: one
-/// chunk).
+/// Keeps `input` in slot `slot` and cuts it into chunks of `chunk_chars`
+/// characters (0: one chunk).
 #[wasm_bindgen]
-pub fn load(input: String, chunk_chars: usize) {
+pub fn load(slot: usize, input: String, chunk_chars: usize) {
     let mut ends: Vec<usize> = if chunk_chars == 0 {
         Vec::new()
     } else {
@@ -39,7 +37,16 @@ pub fn load(input: String, chunk_chars: usize) {
             .collect()
     };
     ends.push(input.len());
-    LOADED.with(|loaded| *loaded.borrow_mut() = Loaded { input, ends });
+    LOADED.with(|loaded| {
+        let mut loaded = loaded.borrow_mut();
+        if loaded.len() <= slot {
+            loaded.resize_with(slot + 1, || Loaded {
+                input: String::new(),
+                ends: Vec::new(),
+            });
+        }
+        loaded[slot] = Loaded { input, ends };
+    });
 }
 
 fn weigh(event: &Event) -> usize {
@@ -51,12 +58,15 @@ fn weigh(event: &Event) -> usize {
     }
 }
 
-/// Parses the loaded input; `collect` picks `push` (events collected per
+/// Parses the input in `slot`; `collect` picks `push` (events collected per
 /// call) over `push_with`. Returns a checksum of the events.
 #[wasm_bindgen]
-pub fn run(collect: bool) -> usize {
+pub fn run(slot: usize, collect: bool) -> usize {
     LOADED.with(|loaded| {
         let loaded = loaded.borrow();
+        let Some(loaded) = loaded.get(slot) else {
+            return 0;
+        };
         let mut parser = Parser::new("bench");
         let mut weight = 0;
         let mut start = 0;
