@@ -11,25 +11,16 @@ mod runtime {
     pub mod protocol;
 }
 
-use runtime::protocol::{Event, Parser};
+use runtime::protocol::{Event, Parser, merge_adjacent};
 
 fn run(chunks: &[&str]) -> Vec<Event> {
     let mut parser = Parser::new("fuzz");
     let mut events: Vec<Event> = Vec::new();
     for chunk in chunks {
-        for event in parser.push(chunk) {
-            match (events.last_mut(), event) {
-                (Some(Event::Text { text }), Event::Text { text: more }) => text.push_str(&more),
-                (
-                    Some(Event::ActionDelta { delta, .. }),
-                    Event::ActionDelta { delta: more, .. },
-                ) => delta.push_str(&more),
-                (_, event) => events.push(event),
-            }
-        }
+        events.extend(parser.push(chunk));
     }
     events.extend(parser.finish());
-    events
+    merge_adjacent(events)
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -15,7 +15,9 @@ mod parser;
 mod tag;
 
 pub use content::{command_content, file_content, normalize_path};
-pub use event::{Action, ActionKind, Artifact, Attributes, Event, SupabaseOperation};
+pub use event::{
+    Action, ActionKind, Artifact, Attributes, Event, SupabaseOperation, merge_adjacent,
+};
 pub use id::Id;
 pub use parser::{MAX_HELD_TAG, Parser};
 

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use pretty_assertions::assert_eq;
 use rivet::runtime::action::{ValidatedAction, apply_edit, validate};
-use rivet::runtime::protocol::{Action, ActionKind, Event, Parser};
+use rivet::runtime::protocol::{Action, ActionKind, Event, Parser, merge_adjacent};
 use serde_json::Value;
 
 const FIXTURES: [&str; 6] = [
@@ -39,28 +39,6 @@ fn parse_chunked(message_id: &str, input: &str, size: usize) -> Vec<Event> {
     }
     events.extend(parser.finish());
     events
-}
-
-/// Adjacent text events and adjacent deltas of one action, merged.
-fn merged(events: Vec<Event>) -> Vec<Event> {
-    let mut out: Vec<Event> = Vec::new();
-    for event in events {
-        match (out.last_mut(), event) {
-            (Some(Event::Text { text }), Event::Text { text: more }) => text.push_str(&more),
-            (
-                Some(Event::ActionDelta {
-                    action_id, delta, ..
-                }),
-                Event::ActionDelta {
-                    action_id: id,
-                    delta: more,
-                    ..
-                },
-            ) if *action_id == id => delta.push_str(&more),
-            (_, event) => out.push(event),
-        }
-    }
-    out
 }
 
 fn actions(events: &[Event]) -> Vec<Action> {
@@ -131,7 +109,7 @@ fn transcripts_give_their_actions() {
 fn transcript_contents_and_deltas_match_the_raw_bodies() {
     for name in FIXTURES {
         let input = fixture(name);
-        let events = merged(Parser::parse("m1", &input));
+        let events = merge_adjacent(Parser::parse("m1", &input));
         let bodies = raw_bodies(&input);
         let deltas: Vec<&str> = events
             .iter()
@@ -160,10 +138,10 @@ fn transcript_contents_and_deltas_match_the_raw_bodies() {
 fn transcripts_parse_the_same_in_any_chunk_size() {
     for name in FIXTURES {
         let input = fixture(name);
-        let whole = merged(Parser::parse("m1", &input));
+        let whole = merge_adjacent(Parser::parse("m1", &input));
         for size in [1, 2, 3, 7, 20, 64, 4096] {
             assert_eq!(
-                merged(parse_chunked("m1", &input, size)),
+                merge_adjacent(parse_chunked("m1", &input, size)),
                 whole,
                 "{name} / {size}"
             );
@@ -289,7 +267,7 @@ fn check_schema(line: &Value) {
 fn rivet_parse_writes_the_documented_json_lines() {
     for name in FIXTURES {
         let input = fixture(name);
-        let expect = merged(Parser::parse("message", &input));
+        let expect = merge_adjacent(Parser::parse("message", &input));
         for args in [
             &[][..],
             &["--chunk-size", "1"],
@@ -304,7 +282,7 @@ fn rivet_parse_writes_the_documented_json_lines() {
                 .into_iter()
                 .map(|l| serde_json::from_value(l).unwrap())
                 .collect();
-            assert_eq!(merged(events), expect, "{name} {args:?}");
+            assert_eq!(merge_adjacent(events), expect, "{name} {args:?}");
         }
     }
 }

@@ -119,6 +119,30 @@ pub enum SupabaseOperation {
     Query,
 }
 
+/// Merges adjacent text events, and adjacent deltas of one action, into one:
+/// how text and content are split carries no meaning, so this is the form to
+/// compare or store.
+pub fn merge_adjacent(events: impl IntoIterator<Item = Event>) -> Vec<Event> {
+    let mut merged: Vec<Event> = Vec::new();
+    for event in events {
+        match (merged.last_mut(), event) {
+            (Some(Event::Text { text }), Event::Text { text: more }) => text.push_str(&more),
+            (
+                Some(Event::ActionDelta {
+                    action_id, delta, ..
+                }),
+                Event::ActionDelta {
+                    action_id: id,
+                    delta: more,
+                    ..
+                },
+            ) if *action_id == id => delta.push_str(&more),
+            (_, event) => merged.push(event),
+        }
+    }
+    merged
+}
+
 impl ActionKind {
     /// The `type` string of the tag, as it appears in JSON.
     pub fn type_name(&self) -> &str {

@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 
-use super::tests::merged;
+use super::tests::run;
 use super::*;
 
 /// Pieces that exercise every state of the parser when strung together.
@@ -74,16 +74,6 @@ fn cut<'a>(input: &'a str, cuts: &[usize]) -> Vec<&'a str> {
     points.windows(2).map(|w| &input[w[0]..w[1]]).collect()
 }
 
-fn run(chunks: &[&str]) -> Vec<Event> {
-    let mut parser = Parser::new("m");
-    let mut events = Vec::new();
-    for chunk in chunks {
-        events.extend(parser.push(chunk));
-    }
-    events.extend(parser.finish());
-    events
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -92,8 +82,8 @@ proptest! {
         input in message(),
         cuts in prop::collection::vec(any::<usize>(), 0..30),
     ) {
-        let whole = merged(run(&[&input]));
-        let chunked = merged(run(&cut(&input, &cuts)));
+        let whole = merge_adjacent(run(&[&input]));
+        let chunked = merge_adjacent(run(&cut(&input, &cuts)));
         prop_assert_eq!(chunked, whole);
     }
 
@@ -102,8 +92,8 @@ proptest! {
         input in any::<String>(),
         cuts in prop::collection::vec(any::<usize>(), 0..30),
     ) {
-        let whole = merged(run(&[&input]));
-        let chunked = merged(run(&cut(&input, &cuts)));
+        let whole = merge_adjacent(run(&[&input]));
+        let chunked = merge_adjacent(run(&cut(&input, &cuts)));
         prop_assert_eq!(chunked, whole);
     }
 

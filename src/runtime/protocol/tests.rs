@@ -8,7 +8,7 @@ use pretty_assertions::assert_eq;
 use super::*;
 
 /// Runs the parser over `chunks` and returns every event.
-fn run(chunks: &[&str]) -> Vec<Event> {
+pub(super) fn run(chunks: &[&str]) -> Vec<Event> {
     let mut parser = Parser::new("m");
     let mut events = Vec::new();
     for chunk in chunks {
@@ -27,29 +27,6 @@ fn run_with(chunks: &[&str]) -> Vec<Event> {
     }
     parser.finish_with(|e| events.push(e));
     events
-}
-
-/// Merges adjacent text events and adjacent deltas of one action: how text
-/// and content are split carries no meaning.
-pub(super) fn merged(events: Vec<Event>) -> Vec<Event> {
-    let mut out: Vec<Event> = Vec::new();
-    for event in events {
-        match (out.last_mut(), event) {
-            (Some(Event::Text { text }), Event::Text { text: more }) => text.push_str(&more),
-            (
-                Some(Event::ActionDelta {
-                    action_id, delta, ..
-                }),
-                Event::ActionDelta {
-                    action_id: id,
-                    delta: more,
-                    ..
-                },
-            ) if *action_id == id => delta.push_str(&more),
-            (_, event) => out.push(event),
-        }
-    }
-    out
 }
 
 fn render_kind(kind: &ActionKind) -> String {
@@ -152,7 +129,7 @@ fn tidy(expect: &str) -> String {
 }
 
 fn check(chunks: &[&str], expect: &str) {
-    let actual = render(&merged(run(chunks)));
+    let actual = render(&merge_adjacent(run(chunks)));
     assert_eq!(actual, tidy(expect), "chunks: {chunks:?}");
 
     let whole = chunks.concat();
@@ -160,12 +137,20 @@ fn check(chunks: &[&str], expect: &str) {
         .char_indices()
         .map(|(i, c)| &whole[i..i + c.len_utf8()])
         .collect();
-    assert_eq!(render(&merged(run(&[&whole]))), actual, "in one piece");
-    assert_eq!(render(&merged(run(&chars))), actual, "char by char");
-    assert_eq!(render(&merged(run_with(&chars))), actual, "push_with");
+    assert_eq!(
+        render(&merge_adjacent(run(&[&whole]))),
+        actual,
+        "in one piece"
+    );
+    assert_eq!(render(&merge_adjacent(run(&chars))), actual, "char by char");
+    assert_eq!(
+        render(&merge_adjacent(run_with(&chars))),
+        actual,
+        "push_with"
+    );
     for (cut, _) in whole.char_indices().skip(1) {
         let two = [&whole[..cut], &whole[cut..]];
-        assert_eq!(render(&merged(run(&two))), actual, "cut at {cut}");
+        assert_eq!(render(&merge_adjacent(run(&two))), actual, "cut at {cut}");
     }
 }
 
@@ -419,6 +404,17 @@ fn file_content_keeps_first_line_indentation() {
     );
 }
 
+/// The final content of a file action whose raw content is `body`.
+fn check_file_content(body: &str, content: &str) {
+    let input =
+        format!("<boltArtifact id='a'><boltAction type='file' filePath='f'>{body}</boltAction>");
+    let events = merge_adjacent(run(&[&input]));
+    let Some(Event::ActionClose { action, .. }) = events.get(3) else {
+        panic!("no close in {events:?}");
+    };
+    assert_eq!(action.content, content, "{body:?}");
+}
+
 #[test]
 fn fenced_file_bodies_are_unwrapped() {
     let cases = [
@@ -434,14 +430,7 @@ fn fenced_file_bodies_are_unwrapped() {
         ("```\n```", ""),
     ];
     for (body, content) in cases {
-        let input = format!(
-            "<boltArtifact id='a'><boltAction type='file' filePath='f'>{body}</boltAction>"
-        );
-        let events = merged(run(&[&input]));
-        let Some(Event::ActionClose { action, .. }) = events.get(3) else {
-            panic!("no close in {events:?}");
-        };
-        assert_eq!(action.content, content, "{body:?}");
+        check_file_content(body, content);
     }
 }
 
@@ -455,14 +444,7 @@ fn entities_are_decoded_only_in_a_wholly_escaped_file() {
         ("if (a &lt; b) {}", "if (a < b) {}\n"),
     ];
     for (body, content) in cases {
-        let input = format!(
-            "<boltArtifact id='a'><boltAction type='file' filePath='f'>{body}</boltAction>"
-        );
-        let events = merged(run(&[&input]));
-        let Some(Event::ActionClose { action, .. }) = events.get(3) else {
-            panic!("no close in {events:?}");
-        };
-        assert_eq!(action.content, content, "{body:?}");
+        check_file_content(body, content);
     }
 }
 
