@@ -1,4 +1,4 @@
-//! Throughput of the bolt protocol parser on generated model answers of 1 MB
+//! Throughput of the bolt protocol parser on synthetic model answers of 1 MB
 //! and 4 MB (`response-1mb.txt`, `response-4mb.txt`), fed in one call and in
 //! 20-character chunks, through `push` (events collected per call) and
 //! `push_with` (each event handed on as it is made). Reports MB/s, then how

@@ -1,4 +1,4 @@
-//! Properties over generated input: any way of cutting a message into chunks
+//! Properties over random input: any way of cutting a message into chunks
 //! gives the same events (after merging adjacent text and deltas), and the
 //! deltas of an action add up to its raw content. Arbitrary input is run too:
 //! these double as the fuzz run in CI.
