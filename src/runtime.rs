@@ -5,3 +5,4 @@
 pub mod action;
 pub mod project;
 pub mod protocol;
+pub mod session;

@@ -1,0 +1,20 @@
+//! A project's session as the browser sees it: the conversation, the
+//! artifacts and their actions with live statuses, the files, the "Rivet"
+//! terminal log, alerts and previews.
+//!
+//! The server publishes [`SessionEvent`]s. [`SessionState::apply`] folds them
+//! into the state, on the server (so a tab that opens later starts from a
+//! snapshot) and in the browser (which renders it): one reducer, two places.
+
+mod event;
+mod lines;
+mod state;
+
+pub use event::{
+    ActionRef, ActionStatus, Alert, Envelope, MessageStatus, Preview, SessionEvent, Usage,
+};
+pub use lines::LineDecoder;
+pub use state::{ActionEntry, Artifact, Message, Part, Role, SessionState, Touched};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,153 @@
+//! What a session tells its subscribers.
+
+use serde::{Deserialize, Serialize};
+
+use super::state::{Message, SessionState};
+use crate::runtime::protocol::{self, Id};
+
+/// An action across the whole session: action ids are unique only within
+/// their message.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ActionRef {
+    pub message_id: String,
+    pub action_id: Id,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Usage {
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    pub total_tokens: u32,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum MessageStatus {
+    /// The answer is still arriving.
+    Streaming,
+    Complete,
+    /// The person pressed stop; what arrived is kept.
+    Stopped,
+    /// The stream broke after some text arrived; what arrived is kept and the
+    /// answer can be continued or retried.
+    Interrupted {
+        reason: String,
+    },
+    /// The request failed before any answer arrived.
+    Failed {
+        error: String,
+    },
+}
+
+impl MessageStatus {
+    pub fn is_final(&self) -> bool {
+        !matches!(self, MessageStatus::Streaming)
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ActionStatus {
+    Pending,
+    Running,
+    Complete,
+    Failed { reason: String },
+    Aborted,
+}
+
+impl ActionStatus {
+    /// Pending or running: the run is not over for this action.
+    pub fn is_active(&self) -> bool {
+        matches!(self, ActionStatus::Pending | ActionStatus::Running)
+    }
+}
+
+/// Something that went wrong while running an answer's actions, shown in the
+/// chat with the tail of the output.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Alert {
+    pub id: u64,
+    pub title: String,
+    /// The end of the failing command's output, or the error.
+    pub detail: String,
+    pub action: Option<ActionRef>,
+}
+
+/// A dev server the preview can show.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Preview {
+    pub port: u16,
+    /// Where the browser loads it: an origin of its own.
+    pub url: String,
+}
+
+/// One event as it goes over the wire, numbered within its session.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Envelope {
+    pub seq: u64,
+    #[serde(flatten)]
+    pub event: SessionEvent,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SessionEvent {
+    /// The whole state: the first event of every subscription, and again
+    /// whenever a subscriber fell too far behind to catch up event by event.
+    Snapshot {
+        state: Box<SessionState>,
+    },
+    MessageAdded {
+        message: Message,
+    },
+    /// A parser event of an assistant message.
+    Protocol {
+        message_id: String,
+        event: protocol::Event,
+    },
+    Usage {
+        message_id: String,
+        usage: Usage,
+    },
+    /// A passing note on a message ("retrying in 2 s", "continuing the cut
+    /// answer"); `None` clears it.
+    Notice {
+        message_id: String,
+        notice: Option<String>,
+    },
+    /// An interrupted answer continues; its text follows.
+    MessageResumed {
+        message_id: String,
+    },
+    MessageFinished {
+        message_id: String,
+        status: MessageStatus,
+        finish_reason: Option<String>,
+    },
+    ActionStatus {
+        action: ActionRef,
+        status: ActionStatus,
+    },
+    /// A file was written, by an action or by the person.
+    FileWritten {
+        path: String,
+        by_model: bool,
+    },
+    FileRemoved {
+        path: String,
+    },
+    /// Output for the "Rivet" terminal tab: commands, their output and exit
+    /// codes, as terminal text.
+    Terminal {
+        text: String,
+    },
+    Alert {
+        alert: Alert,
+    },
+    PreviewOpened {
+        preview: Preview,
+    },
+    PreviewClosed {
+        port: u16,
+    },
+}

@@ -1,0 +1,47 @@
+//! Newline-delimited JSON framing for the session feed. Network chunks split
+//! lines (and multi-byte characters) anywhere; a line is handed on only once
+//! it is whole, so it is always complete UTF-8.
+
+#[derive(Default)]
+pub struct LineDecoder {
+    partial: Vec<u8>,
+}
+
+impl LineDecoder {
+    /// Adds a chunk and returns the lines it completed, without their `\n`.
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<Vec<u8>> {
+        let mut lines = Vec::new();
+        let mut rest = chunk;
+        while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+            let mut line = std::mem::take(&mut self.partial);
+            line.extend_from_slice(&rest[..end]);
+            if !line.is_empty() {
+                lines.push(line);
+            }
+            rest = &rest[end + 1..];
+        }
+        self.partial.extend_from_slice(rest);
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_survive_any_split() {
+        let text = "{\"a\":\"é€\"}\n\n{\"b\":2}\n{\"c\"";
+        let bytes = text.as_bytes();
+        for cut in 0..=bytes.len() {
+            let mut decoder = LineDecoder::default();
+            let mut lines = decoder.push(&bytes[..cut]);
+            lines.extend(decoder.push(&bytes[cut..]));
+            let lines: Vec<String> = lines
+                .into_iter()
+                .map(|l| String::from_utf8(l).unwrap())
+                .collect();
+            assert_eq!(lines, ["{\"a\":\"é€\"}", "{\"b\":2}"], "cut at {cut}");
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! The session's state and the reducer that folds events into it.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use super::event::{ActionRef, ActionStatus, Alert, MessageStatus, Preview, SessionEvent, Usage};
+use crate::runtime::protocol::{ActionKind, Event, Id};
+
+/// The "Rivet" terminal keeps this much recent output for tabs that open later.
+pub const TERMINAL_TAIL: usize = 64 * 1024;
+/// Older alerts are dropped past this many.
+pub const MAX_ALERTS: usize = 50;
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// A piece of a message, in the order it arrived.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Part {
+    /// Markdown prose.
+    Text { text: String },
+    /// An artifact, shown as a card listing its actions.
+    Artifact { id: Id },
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Message {
+    pub id: String,
+    pub role: Role,
+    pub parts: Vec<Part>,
+    pub status: MessageStatus,
+    pub usage: Option<Usage>,
+    pub notice: Option<String>,
+    pub finish_reason: Option<String>,
+}
+
+impl Message {
+    pub fn user(id: impl Into<String>, text: impl Into<String>) -> Message {
+        Message {
+            id: id.into(),
+            role: Role::User,
+            parts: vec![Part::Text { text: text.into() }],
+            status: MessageStatus::Complete,
+            usage: None,
+            notice: None,
+            finish_reason: None,
+        }
+    }
+
+    pub fn assistant(id: impl Into<String>) -> Message {
+        Message {
+            id: id.into(),
+            role: Role::Assistant,
+            parts: Vec::new(),
+            status: MessageStatus::Streaming,
+            usage: None,
+            notice: None,
+            finish_reason: None,
+        }
+    }
+
+    /// The prose of the message, without its artifacts.
+    pub fn text(&self) -> String {
+        self.parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Text { text } => Some(text.as_str()),
+                Part::Artifact { .. } => None,
+            })
+            .collect()
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Artifact {
+    pub message_id: String,
+    pub id: Id,
+    pub title: String,
+    pub closed: bool,
+    pub actions: Vec<ActionEntry>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ActionEntry {
+    pub id: Id,
+    pub kind: ActionKind,
+    /// The raw content so far while open; the final content once closed.
+    pub content: String,
+    pub closed: bool,
+    pub truncated: bool,
+    pub error: Option<String>,
+    pub status: ActionStatus,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct SessionState {
+    pub messages: Vec<Message>,
+    pub artifacts: Vec<Artifact>,
+    /// Every file in the project.
+    pub files: BTreeSet<String>,
+    /// Files the latest answer wrote.
+    pub changed_by_last_answer: BTreeSet<String>,
+    /// The end of the "Rivet" terminal's output.
+    pub terminal: String,
+    pub alerts: Vec<Alert>,
+    pub previews: Vec<Preview>,
+}
+
+/// What an event changed, so a renderer can update only that.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Touched {
+    Nothing,
+    /// Everything (a snapshot).
+    All,
+    /// The message list gained a message.
+    Messages,
+    Message(String),
+    Artifact {
+        message_id: String,
+        artifact_id: Id,
+    },
+    Files,
+    /// The terminal gained this text.
+    Terminal(String),
+    Alerts,
+    Previews,
+}
+
+impl SessionState {
+    pub fn message(&self, id: &str) -> Option<&Message> {
+        self.messages.iter().rev().find(|m| m.id == id)
+    }
+
+    fn message_mut(&mut self, id: &str) -> Option<&mut Message> {
+        self.messages.iter_mut().rev().find(|m| m.id == id)
+    }
+
+    pub fn artifact(&self, message_id: &str, artifact_id: &str) -> Option<&Artifact> {
+        self.artifacts
+            .iter()
+            .rev()
+            .find(|a| a.message_id == message_id && &*a.id == artifact_id)
+    }
+
+    fn artifact_mut(&mut self, message_id: &str, artifact_id: &str) -> Option<&mut Artifact> {
+        self.artifacts
+            .iter_mut()
+            .rev()
+            .find(|a| a.message_id == message_id && &*a.id == artifact_id)
+    }
+
+    pub fn action(&self, action: &ActionRef) -> Option<(&Artifact, &ActionEntry)> {
+        self.artifacts
+            .iter()
+            .rev()
+            .filter(|a| a.message_id == action.message_id)
+            .find_map(|a| {
+                a.actions
+                    .iter()
+                    .find(|e| e.id == action.action_id)
+                    .map(|e| (a, e))
+            })
+    }
+
+    /// An answer is streaming or one of its actions is pending or running.
+    pub fn is_busy(&self) -> bool {
+        self.messages
+            .iter()
+            .any(|m| m.status == MessageStatus::Streaming)
+            || self
+                .artifacts
+                .iter()
+                .flat_map(|a| &a.actions)
+                .any(|e| e.status.is_active())
+    }
+
+    /// Folds one event into the state and says what it changed.
+    pub fn apply(&mut self, event: &SessionEvent) -> Touched {
+        match event {
+            SessionEvent::Snapshot { state } => {
+                *self = (**state).clone();
+                Touched::All
+            }
+            SessionEvent::MessageAdded { message } => {
+                if message.role == Role::Assistant {
+                    self.changed_by_last_answer.clear();
+                }
+                self.messages.push(message.clone());
+                Touched::Messages
+            }
+            SessionEvent::Protocol { message_id, event } => self.apply_protocol(message_id, event),
+            SessionEvent::Usage { message_id, usage } => {
+                self.update_message(message_id, |m| m.usage = Some(*usage))
+            }
+            SessionEvent::Notice { message_id, notice } => {
+                self.update_message(message_id, |m| m.notice.clone_from(notice))
+            }
+            SessionEvent::MessageResumed { message_id } => self.update_message(message_id, |m| {
+                m.status = MessageStatus::Streaming;
+                m.notice = None;
+            }),
+            SessionEvent::MessageFinished {
+                message_id,
+                status,
+                finish_reason,
+            } => self.update_message(message_id, |m| {
+                m.status = status.clone();
+                m.finish_reason.clone_from(finish_reason);
+                m.notice = None;
+            }),
+            SessionEvent::ActionStatus { action, status } => {
+                let found = self
+                    .artifacts
+                    .iter_mut()
+                    .rev()
+                    .filter(|a| a.message_id == action.message_id)
+                    .find_map(|a| {
+                        let entry = a.actions.iter_mut().find(|e| e.id == action.action_id)?;
+                        entry.status = status.clone();
+                        Some(a.id.clone())
+                    });
+                match found {
+                    Some(artifact_id) => Touched::Artifact {
+                        message_id: action.message_id.clone(),
+                        artifact_id,
+                    },
+                    None => Touched::Nothing,
+                }
+            }
+            SessionEvent::FileWritten { path, by_model } => {
+                self.files.insert(path.clone());
+                if *by_model {
+                    self.changed_by_last_answer.insert(path.clone());
+                }
+                Touched::Files
+            }
+            SessionEvent::FileRemoved { path } => {
+                // Removing a folder removes what is under it.
+                let prefix = format!("{path}/");
+                self.files.retain(|f| f != path && !f.starts_with(&prefix));
+                self.changed_by_last_answer
+                    .retain(|f| f != path && !f.starts_with(&prefix));
+                Touched::Files
+            }
+            SessionEvent::Terminal { text } => {
+                self.terminal.push_str(text);
+                trim_front(&mut self.terminal, TERMINAL_TAIL);
+                Touched::Terminal(text.clone())
+            }
+            SessionEvent::Alert { alert } => {
+                self.alerts.push(alert.clone());
+                if self.alerts.len() > MAX_ALERTS {
+                    let excess = self.alerts.len() - MAX_ALERTS;
+                    self.alerts.drain(..excess);
+                }
+                Touched::Alerts
+            }
+            SessionEvent::PreviewOpened { preview } => {
+                self.previews.retain(|p| p.port != preview.port);
+                self.previews.push(preview.clone());
+                self.previews.sort_by_key(|p| p.port);
+                Touched::Previews
+            }
+            SessionEvent::PreviewClosed { port } => {
+                self.previews.retain(|p| p.port != *port);
+                Touched::Previews
+            }
+        }
+    }
+
+    fn update_message(&mut self, id: &str, change: impl FnOnce(&mut Message)) -> Touched {
+        match self.message_mut(id) {
+            Some(message) => {
+                change(message);
+                Touched::Message(id.to_owned())
+            }
+            None => Touched::Nothing,
+        }
+    }
+
+    fn apply_protocol(&mut self, message_id: &str, event: &Event) -> Touched {
+        match event {
+            Event::Text { text } => self.update_message(message_id, |m| match m.parts.last_mut() {
+                Some(Part::Text { text: last }) => last.push_str(text),
+                _ => m.parts.push(Part::Text { text: text.clone() }),
+            }),
+            Event::ArtifactOpen { id, artifact } => {
+                self.artifacts.push(Artifact {
+                    message_id: message_id.to_owned(),
+                    id: id.clone(),
+                    title: artifact.title.clone(),
+                    closed: false,
+                    actions: Vec::new(),
+                });
+                self.update_message(message_id, |m| {
+                    m.parts.push(Part::Artifact { id: id.clone() })
+                })
+            }
+            Event::ActionOpen {
+                artifact_id,
+                action_id,
+                action,
+            } => self.update_artifact(message_id, artifact_id, |a| {
+                a.actions.push(ActionEntry {
+                    id: action_id.clone(),
+                    kind: (**action).clone(),
+                    content: String::new(),
+                    closed: false,
+                    truncated: false,
+                    error: None,
+                    status: ActionStatus::Pending,
+                });
+            }),
+            Event::ActionDelta {
+                artifact_id,
+                action_id,
+                delta,
+            } => self.update_action(message_id, artifact_id, action_id, |e| {
+                e.content.push_str(delta)
+            }),
+            Event::ActionClose {
+                artifact_id,
+                action_id,
+                action,
+            } => self.update_action(message_id, artifact_id, action_id, |e| {
+                e.kind = action.kind.clone();
+                e.content.clone_from(&action.content);
+                e.closed = true;
+                e.truncated = action.truncated;
+                e.error.clone_from(&action.error);
+            }),
+            Event::ArtifactClose { id } => {
+                self.update_artifact(message_id, id, |a| a.closed = true)
+            }
+        }
+    }
+
+    fn update_artifact(
+        &mut self,
+        message_id: &str,
+        artifact_id: &Id,
+        change: impl FnOnce(&mut Artifact),
+    ) -> Touched {
+        match self.artifact_mut(message_id, artifact_id) {
+            Some(artifact) => {
+                change(artifact);
+                Touched::Artifact {
+                    message_id: message_id.to_owned(),
+                    artifact_id: artifact_id.clone(),
+                }
+            }
+            None => Touched::Nothing,
+        }
+    }
+
+    fn update_action(
+        &mut self,
+        message_id: &str,
+        artifact_id: &Id,
+        action_id: &Id,
+        change: impl FnOnce(&mut ActionEntry),
+    ) -> Touched {
+        self.update_artifact(message_id, artifact_id, |a| {
+            if let Some(entry) = a.actions.iter_mut().find(|e| &e.id == action_id) {
+                change(entry);
+            }
+        })
+    }
+}
+
+/// Drops the front of `s` so it is at most `max` bytes, cutting after a
+/// newline when there is one near the cut, and always at a character boundary.
+fn trim_front(s: &mut String, max: usize) {
+    if s.len() <= max {
+        return;
+    }
+    let mut cut = s.len() - max;
+    while !s.is_char_boundary(cut) {
+        cut += 1;
+    }
+    if let Some(newline) = s[cut..].find('\n').filter(|n| *n < 1024) {
+        cut += newline + 1;
+    }
+    s.drain(..cut);
+}

@@ -1,0 +1,225 @@
+use super::state::TERMINAL_TAIL;
+use super::*;
+use crate::runtime::protocol::{Event, Parser};
+
+fn user(id: &str, text: &str) -> SessionEvent {
+    SessionEvent::MessageAdded {
+        message: Message::user(id, text),
+    }
+}
+
+/// Adds an assistant message and streams `answer` into it in `chunk`-byte pieces.
+fn answer(state: &mut SessionState, id: &str, answer: &str, chunk: usize) {
+    state.apply(&SessionEvent::MessageAdded {
+        message: Message::assistant(id),
+    });
+    let mut parser = Parser::new(id);
+    let mut events: Vec<Event> = Vec::new();
+    let mut rest = answer;
+    while !rest.is_empty() {
+        let mut cut = chunk.min(rest.len());
+        while !rest.is_char_boundary(cut) {
+            cut += 1;
+        }
+        events.extend(parser.push(&rest[..cut]));
+        rest = &rest[cut..];
+    }
+    events.extend(parser.finish());
+    for event in events {
+        state.apply(&SessionEvent::Protocol {
+            message_id: id.to_owned(),
+            event,
+        });
+    }
+}
+
+const TODO: &str = "Here it is.\n<boltArtifact id=\"todo\" title=\"Todo\">\n\
+<boltAction type=\"file\" filePath=\"src/a.js\">let a = 1;\n</boltAction>\n\
+<boltAction type=\"shell\">npm install</boltAction>\n</boltArtifact>\nDone.";
+
+fn action(message_id: &str, action_id: &str) -> ActionRef {
+    ActionRef {
+        message_id: message_id.to_owned(),
+        action_id: action_id.into(),
+    }
+}
+
+#[test]
+fn prose_and_artifacts_keep_their_order() {
+    for chunk in [1, 3, 7, 1000] {
+        let mut state = SessionState::default();
+        state.apply(&user("m1", "build"));
+        answer(&mut state, "m2", TODO, chunk);
+        let message = state.message("m2").unwrap();
+        let kinds: Vec<&str> = message
+            .parts
+            .iter()
+            .map(|p| match p {
+                Part::Text { .. } => "text",
+                Part::Artifact { .. } => "artifact",
+            })
+            .collect();
+        assert_eq!(kinds, ["text", "artifact", "text"], "chunk {chunk}");
+        assert_eq!(message.text(), "Here it is.\n\nDone.", "chunk {chunk}");
+        let artifact = state.artifact("m2", "todo").unwrap();
+        assert!(artifact.closed);
+        assert_eq!(artifact.title, "Todo");
+        let contents: Vec<&str> = artifact
+            .actions
+            .iter()
+            .map(|a| a.content.as_str())
+            .collect();
+        assert_eq!(contents, ["let a = 1;\n", "npm install"]);
+        assert!(
+            artifact
+                .actions
+                .iter()
+                .all(|a| a.closed && a.status == ActionStatus::Pending)
+        );
+    }
+}
+
+#[test]
+fn statuses_reach_the_named_action_only() {
+    let mut state = SessionState::default();
+    answer(&mut state, "m1", TODO, 1000);
+    answer(&mut state, "m2", &TODO.replace("todo", "again"), 1000);
+    let touched = state.apply(&SessionEvent::ActionStatus {
+        action: action("m2", "1"),
+        status: ActionStatus::Failed {
+            reason: "exit 1".into(),
+        },
+    });
+    assert_eq!(
+        touched,
+        Touched::Artifact {
+            message_id: "m2".into(),
+            artifact_id: "again".into()
+        }
+    );
+    assert_eq!(
+        state.action(&action("m1", "1")).unwrap().1.status,
+        ActionStatus::Pending
+    );
+    assert!(matches!(
+        state.action(&action("m2", "1")).unwrap().1.status,
+        ActionStatus::Failed { .. }
+    ));
+    let missing = state.apply(&SessionEvent::ActionStatus {
+        action: action("m9", "0"),
+        status: ActionStatus::Complete,
+    });
+    assert_eq!(missing, Touched::Nothing);
+}
+
+#[test]
+fn busy_while_streaming_or_running() {
+    let mut state = SessionState::default();
+    assert!(!state.is_busy());
+    answer(&mut state, "m1", TODO, 1000);
+    assert!(state.is_busy(), "streaming");
+    state.apply(&SessionEvent::MessageFinished {
+        message_id: "m1".into(),
+        status: MessageStatus::Complete,
+        finish_reason: Some("stop".into()),
+    });
+    assert!(state.is_busy(), "actions pending");
+    for id in ["0", "1"] {
+        state.apply(&SessionEvent::ActionStatus {
+            action: action("m1", id),
+            status: ActionStatus::Complete,
+        });
+    }
+    assert!(!state.is_busy());
+}
+
+#[test]
+fn a_new_answer_resets_the_changed_files() {
+    let mut state = SessionState::default();
+    let written = |path: &str, by_model| SessionEvent::FileWritten {
+        path: path.into(),
+        by_model,
+    };
+    state.apply(&written("a.js", true));
+    state.apply(&written("b.js", false));
+    assert_eq!(state.changed_by_last_answer.len(), 1);
+    answer(&mut state, "m1", "ok", 10);
+    assert!(state.changed_by_last_answer.is_empty());
+    assert_eq!(state.files.len(), 2);
+}
+
+#[test]
+fn removing_a_folder_removes_its_files() {
+    let mut state = SessionState::default();
+    for path in ["src/a.js", "src/b/c.js", "srcx.js", "src"] {
+        state.apply(&SessionEvent::FileWritten {
+            path: path.into(),
+            by_model: true,
+        });
+    }
+    state.apply(&SessionEvent::FileRemoved { path: "src".into() });
+    assert_eq!(state.files.iter().collect::<Vec<_>>(), ["srcx.js"]);
+    assert_eq!(
+        state.changed_by_last_answer.iter().collect::<Vec<_>>(),
+        ["srcx.js"]
+    );
+}
+
+#[test]
+fn the_terminal_keeps_a_bounded_tail() {
+    let mut state = SessionState::default();
+    let line = "é output line\n";
+    for _ in 0..(2 * TERMINAL_TAIL / line.len()) {
+        state.apply(&SessionEvent::Terminal { text: line.into() });
+    }
+    assert!(state.terminal.len() <= TERMINAL_TAIL);
+    assert!(state.terminal.len() > TERMINAL_TAIL / 2);
+    assert!(
+        state.terminal.starts_with("é output"),
+        "cut at a line start"
+    );
+}
+
+#[test]
+fn previews_are_keyed_by_port() {
+    let mut state = SessionState::default();
+    let open = |port, url: &str| SessionEvent::PreviewOpened {
+        preview: Preview {
+            port,
+            url: url.into(),
+        },
+    };
+    state.apply(&open(5173, "a"));
+    state.apply(&open(3000, "b"));
+    state.apply(&open(5173, "c"));
+    let ports: Vec<_> = state
+        .previews
+        .iter()
+        .map(|p| (p.port, p.url.as_str()))
+        .collect();
+    assert_eq!(ports, [(3000, "b"), (5173, "c")]);
+    state.apply(&SessionEvent::PreviewClosed { port: 3000 });
+    assert_eq!(state.previews.len(), 1);
+}
+
+#[test]
+fn a_snapshot_replaces_the_state_and_survives_json() {
+    let mut state = SessionState::default();
+    state.apply(&user("m1", "build"));
+    answer(&mut state, "m2", TODO, 5);
+    let json = serde_json::to_string(&SessionEvent::Snapshot {
+        state: Box::new(state.clone()),
+    })
+    .unwrap();
+    let event: SessionEvent = serde_json::from_str(&json).unwrap();
+    let mut other = SessionState::default();
+    other.apply(&answer_only());
+    assert_eq!(other.apply(&event), Touched::All);
+    assert_eq!(other, state);
+}
+
+fn answer_only() -> SessionEvent {
+    SessionEvent::MessageAdded {
+        message: Message::assistant("x"),
+    }
+}
