@@ -6,7 +6,8 @@ use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, html};
 /// Renders `text` to HTML. Fenced code blocks keep their language as a
 /// `language-*` class, which the chat uses to highlight them.
 pub fn render(text: &str) -> String {
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let events = Parser::new_ext(text, options).map(|event| match event {
         // The model's HTML is content, never markup.
         Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
@@ -43,11 +44,19 @@ pub fn render(text: &str) -> String {
 /// `data:`, …) becomes a dead link.
 fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
     let lower = url.trim_start().to_ascii_lowercase();
-    let has_scheme = lower
-        .find(':')
-        .is_some_and(|colon| lower[..colon].bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)));
-    let allowed = ["http:", "https:", "mailto:"].iter().any(|s| lower.starts_with(s));
-    if has_scheme && !allowed { CowStr::Borrowed("#") } else { url }
+    let has_scheme = lower.find(':').is_some_and(|colon| {
+        lower[..colon]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+    });
+    let allowed = ["http:", "https:", "mailto:"]
+        .iter()
+        .any(|s| lower.starts_with(s));
+    if has_scheme && !allowed {
+        CowStr::Borrowed("#")
+    } else {
+        url
+    }
 }
 
 #[cfg(test)]
@@ -60,7 +69,10 @@ mod tests {
 
     #[test]
     fn renders_common_markdown() {
-        check("**bold** and `code`", "<p><strong>bold</strong> and <code>code</code></p>");
+        check(
+            "**bold** and `code`",
+            "<p><strong>bold</strong> and <code>code</code></p>",
+        );
         check("- a\n- b", "<ul>\n<li>a</li>\n<li>b</li>\n</ul>");
         check(
             "```jsx\nconst a = <b/>;\n```",
@@ -70,16 +82,28 @@ mod tests {
 
     #[test]
     fn raw_html_is_shown_as_text() {
-        check("<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;");
-        check("a <img src=x onerror=alert(1)> b", "<p>a &lt;img src=x onerror=alert(1)&gt; b</p>");
+        check(
+            "<script>alert(1)</script>",
+            "&lt;script&gt;alert(1)&lt;/script&gt;",
+        );
+        check(
+            "a <img src=x onerror=alert(1)> b",
+            "<p>a &lt;img src=x onerror=alert(1)&gt; b</p>",
+        );
     }
 
     #[test]
     fn only_web_links_survive() {
-        check("[x](https://example.com)", "<p><a href=\"https://example.com\">x</a></p>");
+        check(
+            "[x](https://example.com)",
+            "<p><a href=\"https://example.com\">x</a></p>",
+        );
         check("[x](/docs)", "<p><a href=\"/docs\">x</a></p>");
         check("[x](javascript:alert(1))", "<p><a href=\"#\">x</a></p>");
         check("[x]( JavaScript:alert(1))", "<p><a href=\"#\">x</a></p>");
-        check("![i](data:image/png;base64,AAAA)", "<p><img src=\"#\" alt=\"i\" /></p>");
+        check(
+            "![i](data:image/png;base64,AAAA)",
+            "<p><img src=\"#\" alt=\"i\" /></p>",
+        );
     }
 }
