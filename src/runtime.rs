@@ -3,6 +3,7 @@
 //! HTTP or the DOM.
 
 pub mod action;
+pub mod llm;
 pub mod project;
 pub mod protocol;
 pub mod session;

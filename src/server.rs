@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod config;
 pub mod http;
+pub mod llm;
 pub mod parse_cmd;
 pub mod projects;
 pub mod serve;

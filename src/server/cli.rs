@@ -32,6 +32,10 @@ pub enum Command {
     Serve,
     /// Parse a model's answer from stdin into bolt protocol events (JSON Lines).
     Parse(super::parse_cmd::ParseArgs),
+    /// Serve an OpenAI-compatible API that replays scripted answers.
+    MockLlm(super::llm::mock::MockArgs),
+    /// Ask the configured model once and stream the answer to stdout.
+    Ask(super::llm::ask::AskArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -58,6 +62,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => runtime.block_on(super::serve::serve(config))?,
         Command::Parse(_) => unreachable!("handled before the configuration is loaded"),
+        Command::MockLlm(args) => runtime.block_on(super::llm::mock::run(args))?,
+        Command::Ask(args) => return runtime.block_on(super::llm::ask::run(args, config)),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,6 +6,7 @@ use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 
 use super::config::Config;
+use super::llm::LlmService;
 use super::projects::Projects;
 
 /// Cheap to clone: everything inside is shared.
@@ -14,14 +15,17 @@ pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub config: Arc<Config>,
     pub projects: Projects,
+    pub llm: Arc<LlmService>,
 }
 
 impl AppState {
     pub fn new(leptos_options: LeptosOptions, config: Config) -> AppState {
+        let config = Arc::new(config);
         AppState {
             leptos_options,
             projects: Projects::new(&config.server.data_dir),
-            config: Arc::new(config),
+            llm: Arc::new(LlmService::new(config.clone())),
+            config,
         }
     }
 }

@@ -1,0 +1,180 @@
+//! `rivet ask`: one question, the answer streamed to stdout, with the IDE's
+//! configuration and system prompt. For scripts, and for checking that a
+//! provider works.
+//!
+//! Exit status: 0 when the answer is complete, 1 when the request failed or
+//! the stream was cut (what arrived is printed first), 3 when the answer
+//! still hit the length limit after the continuations, 130 when stopped
+//! with Ctrl-C.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::client::{ChatMessage, ChatRequest, chat};
+use super::prompt::{ProjectFile, PromptContext, RuntimeDescription, system_prompt};
+use super::service::LlmService;
+use super::settings::Layer;
+use crate::runtime::llm::{FinishReason, LlmError, LlmEvent};
+use crate::server::config::Config;
+
+#[derive(Debug, clap::Args)]
+pub struct AskArgs {
+    /// Provider preset (openai, groq, ollama, demo…); overrides the settings.
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Base URL of an OpenAI-compatible API; alone, it means a custom provider.
+    #[arg(long)]
+    pub base_url: Option<String>,
+    #[arg(long)]
+    pub model: Option<String>,
+    /// API key (prefer the environment: command lines are visible to other users).
+    #[arg(long)]
+    pub api_key: Option<String>,
+    /// Print exactly the model's text (continuations spliced), nothing else.
+    #[arg(long)]
+    pub raw: bool,
+    /// Include this directory's files in the system prompt, as the IDE does
+    /// for a project.
+    #[arg(long)]
+    pub project: Option<PathBuf>,
+    /// The question; several words are joined with spaces.
+    #[arg(required = true)]
+    pub prompt: Vec<String>,
+}
+
+/// Exit status for an answer cut by the length limit.
+const INCOMPLETE: u8 = 3;
+/// Exit status after Ctrl-C, as shells report SIGINT.
+const INTERRUPTED: u8 = 130;
+/// Token budget for project files in the prompt.
+const PROJECT_BUDGET: usize = 24_000;
+
+pub async fn run(args: AskArgs, config: Config) -> anyhow::Result<ExitCode> {
+    let service = LlmService::new(Arc::new(config.clone()));
+    let command_line = Layer::command_line(
+        args.provider.as_deref(),
+        args.base_url.as_deref(),
+        args.model.as_deref(),
+        args.api_key.as_deref(),
+    );
+    let llm = match service.ready(service.resolve_with(command_line)).await {
+        Ok(llm) => llm,
+        Err(e) => {
+            eprintln!("rivet: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    if llm.is_demo() && !args.raw {
+        eprintln!("rivet: demo provider: replayed answers, not a live model");
+    }
+    let files = match &args.project {
+        Some(dir) => read_project(dir)?,
+        None => Vec::new(),
+    };
+    let system = system_prompt(&PromptContext {
+        runtime: RuntimeDescription::from_config(&config),
+        files,
+        user_edits: Vec::new(),
+        token_budget: PROJECT_BUDGET,
+    });
+    let request = ChatRequest::new(system, vec![ChatMessage::user(args.prompt.join(" "))]);
+    let cancel = CancellationToken::new();
+    tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        }
+    });
+    let raw = args.raw;
+    let outcome = chat(&llm, request, cancel, |event| print_event(&event, raw)).await;
+    if !raw && !outcome.text.is_empty() && !outcome.text.ends_with('\n') {
+        println!();
+    }
+    Ok(match outcome.result {
+        Ok(FinishReason::Length) => {
+            eprintln!(
+                "rivet: the answer is incomplete: it reached the length limit after {} continuations",
+                outcome.continuations
+            );
+            ExitCode::from(INCOMPLETE)
+        }
+        Ok(_) => ExitCode::SUCCESS,
+        Err(LlmError::Cancelled) => ExitCode::from(INTERRUPTED),
+        Err(_) => ExitCode::FAILURE,
+    })
+}
+
+/// Text to stdout as it arrives; progress (unless `raw`) and errors to stderr.
+fn print_event(event: &LlmEvent, raw: bool) {
+    match event {
+        LlmEvent::Delta { text } => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        }
+        LlmEvent::Failed { error } => {
+            // The partial answer on stdout ends first, so the message is not glued to it.
+            let _ = std::io::stdout().flush();
+            eprintln!("\nrivet: {error}");
+        }
+        _ if raw => {}
+        LlmEvent::Usage(u) => eprintln!(
+            "rivet: {} prompt + {} completion = {} tokens",
+            u.prompt_tokens, u.completion_tokens, u.total_tokens
+        ),
+        LlmEvent::Continuing { attempt } => {
+            eprintln!("\nrivet: length limit reached; continuing ({attempt})")
+        }
+        LlmEvent::Retrying {
+            attempt,
+            delay_ms,
+            reason,
+        } => eprintln!("rivet: {reason}; retrying in {delay_ms} ms (attempt {attempt})"),
+        LlmEvent::ToolCalls { calls } => {
+            for call in calls {
+                eprintln!("rivet: tool call {}({})", call.name, call.arguments);
+            }
+        }
+        LlmEvent::Finished { .. } => {}
+    }
+}
+
+/// The text files of a project directory, skipping what the IDE never shows
+/// the model whole (dependencies, version control).
+fn read_project(root: &Path) -> anyhow::Result<Vec<ProjectFile>> {
+    const SKIP: &[&str] = &["node_modules", ".git", "dist", "build"];
+    const MAX_FILES: usize = 500;
+    let mut files = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let mut entries: Vec<_> = std::fs::read_dir(&dir)?.filter_map(Result::ok).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let path = entry.path();
+            let name = entry.file_name();
+            if SKIP.iter().any(|s| name == *s) {
+                continue;
+            }
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                dirs.push(path);
+            } else if kind.is_file() && files.len() < MAX_FILES {
+                // Binary files are not shown to the model.
+                if let Ok(content) = std::fs::read_to_string(&path) {
+                    let relative = path.strip_prefix(root).unwrap_or(&path);
+                    files.push(ProjectFile {
+                        path: relative.to_string_lossy().into_owned(),
+                        content,
+                    });
+                }
+            }
+        }
+    }
+    Ok(files)
+}

@@ -1,0 +1,614 @@
+//! Streaming one answer from an OpenAI-compatible provider through
+//! async-openai: deltas as they arrive, retries before the first token,
+//! auto-continue on the length limit, and a stop that drops the upstream
+//! request at once.
+//!
+//! Two entry points:
+//! - [`chat`] runs on the caller's task and hands every event to a callback
+//!   (for example `|e| { let _ = broadcast_tx.send(e); }`), then returns the
+//!   [`ChatOutcome`] (the whole answer, to store).
+//! - [`stream_chat`] runs on a task of its own and returns the events as a
+//!   `Stream`; dropping the stream stops the answer.
+//!
+//! Either way the events end with exactly one `Finished` or `Failed`, and
+//! cancelling the token ends the answer with `Failed { Cancelled }`, keeping
+//! the text that arrived.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_openai::Client;
+use async_openai::config::OpenAIConfig;
+use async_openai::error::{OpenAIError, WrappedError};
+use async_openai::types::chat::{
+    ChatCompletionRequestAssistantMessage, ChatCompletionRequestAssistantMessageContent,
+    ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
+    ChatCompletionRequestSystemMessageContent, ChatCompletionRequestUserMessage,
+    ChatCompletionRequestUserMessageContent, ChatCompletionStreamOptions, ChatCompletionTool,
+    ChatCompletionTools, CreateChatCompletionRequest, CreateChatCompletionStreamResponse,
+    FinishReason as ApiFinishReason, FunctionObject,
+};
+use futures::{Stream, StreamExt};
+use tokio_util::sync::CancellationToken;
+
+use super::provider::TokenLimitField;
+use super::settings::ResolvedLlm;
+use super::splice::{CONTINUE_PROMPT, OverlapTrimmer};
+use super::upstream::{Failure, Transport, classify, clean_message};
+use crate::runtime::llm::{FinishReason, LlmError, LlmEvent, TokenUsage, ToolCall};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn user(content: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    pub fn assistant(content: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// A tool the model may call (agent mode).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: serde_json::Value,
+}
+
+#[derive(Clone, Debug)]
+pub struct ChatRequest {
+    /// The system prompt (see `prompt::system_prompt`).
+    pub system: String,
+    /// The conversation, oldest first, ending with the user's message.
+    pub messages: Vec<ChatMessage>,
+    /// Continue this partial answer instead of starting a new one (the
+    /// chat's Continue button): events then carry only the new text.
+    pub continue_from: Option<String>,
+    pub tools: Vec<ToolSpec>,
+    pub options: ChatOptions,
+}
+
+impl ChatRequest {
+    pub fn new(system: impl Into<String>, messages: Vec<ChatMessage>) -> ChatRequest {
+        ChatRequest {
+            system: system.into(),
+            messages,
+            continue_from: None,
+            tools: Vec::new(),
+            options: ChatOptions::default(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChatOptions {
+    /// Retries of a request that failed before its first token (5xx,
+    /// connection errors); `Retry-After` is honoured up to `retry_max`.
+    pub max_retries: u32,
+    /// First retry delay, doubled each time, capped at `retry_max`.
+    pub retry_base: Duration,
+    pub retry_max: Duration,
+    /// How many times an answer cut by the length limit is continued.
+    pub max_continuations: u8,
+    /// How long to wait for the response headers (a local model may first
+    /// have to load).
+    pub first_byte_timeout: Duration,
+    /// How long the stream may stay silent before it counts as cut
+    /// (noticed within twice this).
+    pub idle_timeout: Duration,
+}
+
+impl Default for ChatOptions {
+    fn default() -> Self {
+        ChatOptions {
+            max_retries: 3,
+            retry_base: Duration::from_millis(500),
+            retry_max: Duration::from_secs(8),
+            max_continuations: 2,
+            first_byte_timeout: Duration::from_secs(300),
+            idle_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// The whole answer, once the events have ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatOutcome {
+    /// Everything the deltas carried, continuations spliced in.
+    pub text: String,
+    pub usage: Option<TokenUsage>,
+    pub result: Result<FinishReason, LlmError>,
+    pub tool_calls: Vec<ToolCall>,
+    pub continuations: u8,
+}
+
+/// Streams one answer, calling `on_event` for each event in order.
+pub async fn chat(
+    llm: &ResolvedLlm,
+    request: ChatRequest,
+    cancel: CancellationToken,
+    on_event: impl FnMut(LlmEvent) + Send,
+) -> ChatOutcome {
+    let mut run = Run {
+        llm,
+        options: request.options,
+        cancel,
+        on_event,
+        text: String::new(),
+        usage: None,
+        tool_calls: BTreeMap::new(),
+        continuations: 0,
+    };
+    let result = run.answer(&request).await;
+    let tool_calls: Vec<ToolCall> = std::mem::take(&mut run.tool_calls).into_values().collect();
+    match &result {
+        Ok(finish_reason) => {
+            if !tool_calls.is_empty() {
+                (run.on_event)(LlmEvent::ToolCalls {
+                    calls: tool_calls.clone(),
+                });
+            }
+            (run.on_event)(LlmEvent::Finished {
+                finish_reason: *finish_reason,
+            });
+        }
+        Err(error) => (run.on_event)(LlmEvent::Failed {
+            error: error.clone(),
+        }),
+    }
+    ChatOutcome {
+        text: run.text,
+        usage: run.usage,
+        result,
+        tool_calls,
+        continuations: run.continuations,
+    }
+}
+
+/// Like [`chat`], on a task of its own. Dropping the stream stops the
+/// answer as the cancel token does.
+pub fn stream_chat(
+    llm: ResolvedLlm,
+    request: ChatRequest,
+    cancel: CancellationToken,
+) -> impl Stream<Item = LlmEvent> + Send + 'static {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    // A child token, so dropping the stream stops this answer only.
+    let cancel = cancel.child_token();
+    let guard = cancel.clone().drop_guard();
+    tokio::spawn(async move {
+        chat(&llm, request, cancel, |event| {
+            let _ = tx.send(event);
+        })
+        .await;
+    });
+    tokio_stream::wrappers::UnboundedReceiverStream::new(rx).map(move |event| {
+        // The guard lives as long as the stream.
+        let _ = &guard;
+        event
+    })
+}
+
+/// How one request (one round) ended.
+enum RoundEnd {
+    Finished(FinishReason),
+    Failed(LlmError),
+}
+
+struct Run<'a, F> {
+    llm: &'a ResolvedLlm,
+    options: ChatOptions,
+    cancel: CancellationToken,
+    on_event: F,
+    /// The answer so far (what the deltas carried).
+    text: String,
+    usage: Option<TokenUsage>,
+    tool_calls: BTreeMap<u32, ToolCall>,
+    continuations: u8,
+}
+
+impl<F: FnMut(LlmEvent) + Send> Run<'_, F> {
+    async fn answer(&mut self, request: &ChatRequest) -> Result<FinishReason, LlmError> {
+        if let Some(problem) = &self.llm.problem {
+            return Err(LlmError::NotConfigured {
+                message: problem.clone(),
+            });
+        }
+        let client = client(self.llm);
+        let messages = base_messages(request);
+        // What the model has written so far, when this request continues it.
+        let mut written = request.continue_from.clone();
+        loop {
+            let trimmer = written.as_deref().map(OverlapTrimmer::new);
+            let api_request = self.api_request(request, &messages, written.as_deref());
+            match self.round(&client, api_request, trimmer).await {
+                RoundEnd::Finished(FinishReason::Length)
+                    if self.continuations < self.options.max_continuations
+                        && self.tool_calls.is_empty() =>
+                {
+                    self.continuations += 1;
+                    (self.on_event)(LlmEvent::Continuing {
+                        attempt: self.continuations,
+                    });
+                    let mut so_far = request.continue_from.clone().unwrap_or_default();
+                    so_far.push_str(&self.text);
+                    written = Some(so_far);
+                }
+                RoundEnd::Finished(reason) => return Ok(reason),
+                RoundEnd::Failed(error) => return Err(error),
+            }
+        }
+    }
+
+    #[allow(deprecated)] // `max_tokens` is deprecated by OpenAI, still what others use.
+    fn api_request(
+        &self,
+        request: &ChatRequest,
+        messages: &[ChatCompletionRequestMessage],
+        written: Option<&str>,
+    ) -> CreateChatCompletionRequest {
+        let mut messages = messages.to_vec();
+        if let Some(written) = written {
+            messages.push(assistant(written));
+            messages.push(user(CONTINUE_PROMPT));
+        }
+        let limit = self.llm.max_tokens;
+        let tools = (!request.tools.is_empty()).then(|| {
+            request
+                .tools
+                .iter()
+                .map(|t| {
+                    ChatCompletionTools::Function(ChatCompletionTool {
+                        function: FunctionObject {
+                            name: t.name.clone(),
+                            description: Some(t.description.clone()),
+                            parameters: Some(t.parameters.clone()),
+                            strict: None,
+                        },
+                    })
+                })
+                .collect()
+        });
+        CreateChatCompletionRequest {
+            messages,
+            model: self.llm.model.clone(),
+            stream: Some(true),
+            stream_options: Some(ChatCompletionStreamOptions {
+                include_usage: Some(true),
+                include_obfuscation: None,
+            }),
+            max_tokens: limit.filter(|_| self.llm.token_limit == TokenLimitField::MaxTokens),
+            max_completion_tokens: limit
+                .filter(|_| self.llm.token_limit == TokenLimitField::MaxCompletionTokens),
+            tools,
+            ..Default::default()
+        }
+    }
+
+    /// One request, retried while it has produced no text.
+    async fn round(
+        &mut self,
+        client: &Client<OpenAIConfig>,
+        request: CreateChatCompletionRequest,
+        mut trimmer: Option<OverlapTrimmer>,
+    ) -> RoundEnd {
+        let mut attempt = 0u32;
+        let usage_before = self.usage;
+        loop {
+            let outcome = self
+                .attempt(client, request.clone(), &mut trimmer, usage_before)
+                .await;
+            let failure = match outcome {
+                Ok(end) => {
+                    self.flush(&mut trimmer);
+                    return end;
+                }
+                Err(failure) => failure,
+            };
+            let Some(asked_delay) = failure.retry else {
+                return RoundEnd::Failed(failure.error);
+            };
+            if attempt >= self.options.max_retries {
+                return RoundEnd::Failed(with_attempts(failure.error, attempt + 1));
+            }
+            attempt += 1;
+            let backoff = self
+                .options
+                .retry_base
+                .saturating_mul(1u32 << (attempt - 1).min(16));
+            let delay = asked_delay.unwrap_or(backoff).min(self.options.retry_max);
+            (self.on_event)(LlmEvent::Retrying {
+                attempt,
+                delay_ms: delay.as_millis() as u64,
+                reason: retry_reason(&failure.error),
+            });
+            tokio::select! {
+                () = self.cancel.cancelled() => return RoundEnd::Failed(LlmError::Cancelled),
+                () = tokio::time::sleep(delay) => {}
+            }
+        }
+    }
+
+    /// One HTTP request. `Err` is a failure before any text of this round
+    /// (which the caller may retry); everything after the first token ends
+    /// the round. Text the trimmer holds back is released by the caller.
+    async fn attempt(
+        &mut self,
+        client: &Client<OpenAIConfig>,
+        request: CreateChatCompletionRequest,
+        trimmer: &mut Option<OverlapTrimmer>,
+        usage_before: Option<TokenUsage>,
+    ) -> Result<RoundEnd, Failure> {
+        let chat = client.chat();
+        let opened = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => return Ok(RoundEnd::Failed(LlmError::Cancelled)),
+            opened = tokio::time::timeout(
+                self.options.first_byte_timeout,
+                chat.create_stream(request),
+            ) => opened,
+        };
+        let mut stream = match opened {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(e)) => return Err(classify(self.llm, e)),
+            Err(_) => {
+                return Err(self.connection_failure(format!(
+                    "no response within {:?}",
+                    self.options.first_byte_timeout
+                )));
+            }
+        };
+        let mut started = false;
+        let mut finish: Option<FinishReason> = None;
+        // One timer for the whole stream rather than one per chunk: when it
+        // fires it is re-armed if anything arrived since, so a silence is
+        // noticed after one to two idle periods.
+        let idle_timeout = self.options.idle_timeout;
+        let idle = tokio::time::sleep(idle_timeout);
+        tokio::pin!(idle);
+        let mut heard = false;
+        loop {
+            let next = tokio::select! {
+                biased;
+                // Returning drops `stream`, which closes the upstream connection.
+                () = self.cancel.cancelled() => return Ok(RoundEnd::Failed(LlmError::Cancelled)),
+                next = stream.next() => next,
+                () = &mut idle => {
+                    if std::mem::take(&mut heard) {
+                        idle.as_mut().reset(tokio::time::Instant::now() + idle_timeout);
+                        continue;
+                    }
+                    return self.cut(started, format!("no data for {idle_timeout:?}"));
+                }
+            };
+            heard = true;
+            let chunk = match next {
+                Some(Ok(chunk)) => chunk,
+                None => {
+                    return match finish {
+                        Some(reason) => Ok(RoundEnd::Finished(reason)),
+                        None => self.cut(
+                            started,
+                            "the stream ended before the answer was complete".to_owned(),
+                        ),
+                    };
+                }
+                // The final chunks arrived; a transport error after them loses nothing.
+                Some(Err(_)) if finish.is_some() => {
+                    return Ok(RoundEnd::Finished(finish.unwrap_or(FinishReason::Stop)));
+                }
+                Some(Err(error)) => return self.stream_error(started, error),
+            };
+            started |= self.absorb(chunk, trimmer, usage_before, &mut finish);
+        }
+    }
+
+    /// Takes in one chunk; returns whether it carried anything of the answer.
+    fn absorb(
+        &mut self,
+        chunk: CreateChatCompletionStreamResponse,
+        trimmer: &mut Option<OverlapTrimmer>,
+        usage_before: Option<TokenUsage>,
+        finish: &mut Option<FinishReason>,
+    ) -> bool {
+        let mut carried = false;
+        if let Some(u) = chunk.usage {
+            let round = TokenUsage {
+                prompt_tokens: u.prompt_tokens,
+                completion_tokens: u.completion_tokens,
+                total_tokens: u.total_tokens,
+            };
+            let total = usage_before.map_or(round, |before| before + round);
+            self.usage = Some(total);
+            (self.on_event)(LlmEvent::Usage(total));
+        }
+        for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
+            if let Some(content) = choice.delta.content.filter(|c| !c.is_empty()) {
+                carried = true;
+                let shown = match trimmer {
+                    Some(t) => t.push(&content),
+                    None => content,
+                };
+                self.emit_text(shown);
+            }
+            for piece in choice.delta.tool_calls.unwrap_or_default() {
+                carried = true;
+                let call = self
+                    .tool_calls
+                    .entry(piece.index)
+                    .or_insert_with(|| ToolCall {
+                        id: String::new(),
+                        name: String::new(),
+                        arguments: String::new(),
+                    });
+                if let Some(id) = piece.id {
+                    call.id = id;
+                }
+                if let Some(function) = piece.function {
+                    call.name.push_str(&function.name.unwrap_or_default());
+                    call.arguments
+                        .push_str(&function.arguments.unwrap_or_default());
+                }
+            }
+            if let Some(reason) = choice.finish_reason {
+                *finish = Some(match reason {
+                    ApiFinishReason::Stop => FinishReason::Stop,
+                    ApiFinishReason::Length => FinishReason::Length,
+                    ApiFinishReason::ToolCalls | ApiFinishReason::FunctionCall => {
+                        FinishReason::ToolCalls
+                    }
+                    ApiFinishReason::ContentFilter => FinishReason::ContentFilter,
+                });
+            }
+        }
+        carried
+    }
+
+    fn emit_text(&mut self, text: String) {
+        if !text.is_empty() {
+            self.text.push_str(&text);
+            (self.on_event)(LlmEvent::Delta { text });
+        }
+    }
+
+    /// Releases text a trimmer still holds back.
+    fn flush(&mut self, trimmer: &mut Option<OverlapTrimmer>) {
+        if let Some(t) = trimmer {
+            let rest = t.finish();
+            self.emit_text(rest);
+        }
+    }
+
+    /// The stream stopped early: retryable if nothing had arrived yet.
+    fn cut(&self, started: bool, message: String) -> Result<RoundEnd, Failure> {
+        if started {
+            Ok(RoundEnd::Failed(LlmError::Interrupted { message }))
+        } else {
+            Err(self.connection_failure(message))
+        }
+    }
+
+    fn stream_error(&self, started: bool, error: OpenAIError) -> Result<RoundEnd, Failure> {
+        match error {
+            OpenAIError::JSONDeserialize(e, content) => {
+                // Some providers report a failure mid-stream as an error object.
+                if let Ok(wrapped) = serde_json::from_str::<WrappedError>(&content) {
+                    let message = clean_message(self.llm, &wrapped.error.message);
+                    return self.cut(started, format!("{}: {message}", self.llm.label));
+                }
+                Ok(RoundEnd::Failed(LlmError::BadChunk {
+                    message: e.to_string(),
+                }))
+            }
+            other => {
+                let failure = classify(self.llm, other);
+                match failure.error {
+                    LlmError::Connection { message, .. } => self.cut(started, message),
+                    error if started => Ok(RoundEnd::Failed(error)),
+                    _ => Err(failure),
+                }
+            }
+        }
+    }
+
+    fn connection_failure(&self, message: String) -> Failure {
+        Failure {
+            error: LlmError::Connection {
+                provider: self.llm.label.clone(),
+                message,
+            },
+            retry: Some(None),
+        }
+    }
+}
+
+/// Why a request is tried again, in a few words.
+fn retry_reason(error: &LlmError) -> String {
+    match error {
+        LlmError::Server {
+            provider, status, ..
+        } => format!("{provider} answered {status}"),
+        LlmError::Connection { provider, message } => format!("{provider}: {message}"),
+        other => other.to_string(),
+    }
+}
+
+fn with_attempts(error: LlmError, attempts: u32) -> LlmError {
+    match error {
+        LlmError::Server {
+            provider, status, ..
+        } => LlmError::Server {
+            provider,
+            status,
+            attempts,
+        },
+        other => other,
+    }
+}
+
+fn client(llm: &ResolvedLlm) -> Client<OpenAIConfig> {
+    // Everything is set explicitly: OpenAIConfig's defaults read OPENAI_*
+    // variables, which must not leak into requests to other providers.
+    let config = OpenAIConfig::new()
+        .with_api_base(llm.base_url.clone())
+        .with_api_key(llm.api_key.as_ref().map_or("", |k| k.expose()))
+        .with_org_id("")
+        .with_project_id("");
+    Client::with_config(config).with_http_service(Transport::shared())
+}
+
+fn base_messages(request: &ChatRequest) -> Vec<ChatCompletionRequestMessage> {
+    let mut messages = Vec::with_capacity(base_len(request) + 2);
+    if !request.system.is_empty() {
+        messages.push(ChatCompletionRequestMessage::System(
+            ChatCompletionRequestSystemMessage {
+                content: ChatCompletionRequestSystemMessageContent::Text(request.system.clone()),
+                name: None,
+            },
+        ));
+    }
+    messages.extend(request.messages.iter().map(|m| match m.role {
+        Role::User => user(&m.content),
+        Role::Assistant => assistant(&m.content),
+    }));
+    messages
+}
+
+fn base_len(request: &ChatRequest) -> usize {
+    request.messages.len() + usize::from(!request.system.is_empty())
+}
+
+fn user(text: &str) -> ChatCompletionRequestMessage {
+    ChatCompletionRequestMessage::User(ChatCompletionRequestUserMessage {
+        content: ChatCompletionRequestUserMessageContent::Text(text.to_owned()),
+        name: None,
+    })
+}
+
+fn assistant(text: &str) -> ChatCompletionRequestMessage {
+    ChatCompletionRequestMessage::Assistant(ChatCompletionRequestAssistantMessage {
+        content: Some(ChatCompletionRequestAssistantMessageContent::Text(
+            text.to_owned(),
+        )),
+        ..Default::default()
+    })
+}

@@ -1,0 +1,776 @@
+//! The scripted provider: a real OpenAI-compatible HTTP server that replays
+//! transcripts instead of asking a model. It backs the `demo` provider (in
+//! process, with the compiled-in transcripts), `rivet mock-llm` and the
+//! tests. See docs/mock-llm.md for transcripts, faults and the control API.
+
+mod fault;
+mod reply;
+mod transcript;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub use fault::Fault;
+pub use reply::Ending;
+pub use transcript::{Body as TranscriptBody, Transcript, embedded, load_dir, parse};
+
+use reply::{Frame, Reply, Script};
+
+/// Called as each content chunk is handed to the connection, with the
+/// request's last user message and the chunk's index (benchmarks use it to
+/// time chunks end to end on one clock).
+pub type ChunkObserver = Arc<dyn Fn(&str, usize) + Send + Sync>;
+
+#[derive(Clone)]
+pub struct MockConfig {
+    pub transcripts: Vec<Transcript>,
+    /// Characters per chunk.
+    pub chunk_size: usize,
+    /// Pause between chunks.
+    pub chunk_delay: Duration,
+    /// The models `/v1/models` lists; a request for another gets a 404.
+    pub models: Vec<String>,
+    /// When set, requests must carry `Authorization: Bearer <key>`.
+    pub api_key: Option<String>,
+    pub on_chunk: Option<ChunkObserver>,
+}
+
+impl MockConfig {
+    /// The compiled-in demo transcripts at a pace a person can watch.
+    pub fn demo() -> MockConfig {
+        MockConfig {
+            transcripts: embedded(),
+            chunk_size: 8,
+            chunk_delay: Duration::from_millis(10),
+            models: vec![super::provider::DEMO_MODEL.to_owned()],
+            api_key: None,
+            on_chunk: None,
+        }
+    }
+}
+
+/// One request as the log records it.
+#[derive(Clone, Debug, Serialize)]
+pub struct LogEntry {
+    pub id: u64,
+    pub model: String,
+    pub stream: bool,
+    pub last_user: String,
+    pub transcript: Option<String>,
+    /// Set when the request continued an answer, at this byte offset.
+    pub resumed_at: Option<usize>,
+    pub fault: Fault,
+    pub status: u16,
+    /// Bytes of answer text sent.
+    pub content_bytes: usize,
+    pub end: LogEnd,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogEnd {
+    /// Still streaming.
+    Open,
+    /// Answered with an error status.
+    Refused,
+    Completed,
+    Length,
+    /// Closed by the mock (`cut-after`).
+    Cut,
+    /// The client went away before the end.
+    ClientDropped,
+}
+
+struct MockState {
+    config: MockConfig,
+    next_id: AtomicU64,
+    rotation: AtomicUsize,
+    faults: Mutex<VecDeque<Fault>>,
+    log: Mutex<Vec<LogEntry>>,
+}
+
+impl MockState {
+    fn log_update(&self, id: u64, f: impl FnOnce(&mut LogEntry)) {
+        let mut log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(entry) = log.iter_mut().rev().find(|e| e.id == id) {
+            f(entry);
+        }
+    }
+}
+
+/// The scripted provider's routes: `/v1/models`, `/v1/chat/completions`,
+/// and the control endpoints under `/mock/`.
+pub fn router(config: MockConfig) -> Router {
+    let state = Arc::new(MockState {
+        config,
+        next_id: AtomicU64::new(1),
+        rotation: AtomicUsize::new(0),
+        faults: Mutex::new(VecDeque::new()),
+        log: Mutex::new(Vec::new()),
+    });
+    Router::new()
+        .route("/v1/models", get(models))
+        .route("/v1/chat/completions", post(completions))
+        .route("/mock/faults", post(queue_faults).delete(clear_faults))
+        .route("/mock/log", get(read_log).delete(clear_log))
+        .with_state(state)
+}
+
+/// A scripted provider listening on a port of its own.
+pub struct MockServer {
+    pub addr: SocketAddr,
+    shutdown: CancellationToken,
+}
+
+impl MockServer {
+    pub async fn start(config: MockConfig, addr: SocketAddr) -> std::io::Result<MockServer> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let shutdown = CancellationToken::new();
+        let app = router(config);
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            let server = axum::serve(listener, app)
+                .with_graceful_shutdown(async move { stop.cancelled().await });
+            if let Err(e) = server.await {
+                tracing::error!("scripted provider stopped: {e}");
+            }
+        });
+        Ok(MockServer { addr, shutdown })
+    }
+
+    /// The base URL to give an OpenAI client.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// `rivet mock-llm`.
+#[derive(Debug, clap::Args)]
+pub struct MockArgs {
+    /// Port to listen on (0 picks a free one); the address is printed on
+    /// stdout's first line.
+    #[arg(long, default_value_t = 8089)]
+    pub port: u16,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// Directory of transcripts (.txt answers, .json tool scripts); without
+    /// it, the built-in demo transcripts.
+    #[arg(long)]
+    pub script: Option<PathBuf>,
+    /// Characters per streamed chunk.
+    #[arg(long, default_value_t = 8)]
+    pub chunk_size: usize,
+    /// Milliseconds between chunks.
+    #[arg(long, default_value_t = 10)]
+    pub delay_ms: u64,
+    /// Models to list and accept, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = super::provider::DEMO_MODEL)]
+    pub models: Vec<String>,
+    /// Require this API key (requests without it get a 401).
+    #[arg(long)]
+    pub api_key: Option<String>,
+}
+
+pub async fn run(args: MockArgs) -> anyhow::Result<()> {
+    let transcripts = match &args.script {
+        Some(dir) => load_dir(dir).map_err(anyhow::Error::msg)?,
+        None => embedded(),
+    };
+    let config = MockConfig {
+        transcripts,
+        chunk_size: args.chunk_size.max(1),
+        chunk_delay: Duration::from_millis(args.delay_ms),
+        models: args.models,
+        api_key: args.api_key,
+        on_chunk: None,
+    };
+    let count = config.transcripts.len();
+    let server = MockServer::start(config, SocketAddr::new(args.host, args.port)).await?;
+    // Scripts and tests read the address from the first line.
+    println!("{}", server.addr);
+    tracing::info!(
+        "scripted provider with {count} transcripts at {}",
+        server.base_url()
+    );
+    tokio::signal::ctrl_c().await?;
+    Ok(())
+}
+
+async fn models(State(state): State<Arc<MockState>>) -> Json<Value> {
+    let data: Vec<Value> = state
+        .config
+        .models
+        .iter()
+        .map(|id| json!({"id": id, "object": "model", "created": 0, "owned_by": "rivet"}))
+        .collect();
+    Json(json!({"object": "list", "data": data}))
+}
+
+async fn queue_faults(State(state): State<Arc<MockState>>, Json(body): Json<Value>) -> Response {
+    let list = match body {
+        Value::Array(items) => items,
+        one => vec![one],
+    };
+    let parsed: Result<Vec<Fault>, _> = list.into_iter().map(serde_json::from_value).collect();
+    match parsed {
+        Ok(faults) => {
+            let mut queue = state.faults.lock().unwrap_or_else(PoisonError::into_inner);
+            queue.extend(faults);
+            Json(json!({"queued": queue.len()})).into_response()
+        }
+        Err(e) => (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
+    }
+}
+
+async fn clear_faults(State(state): State<Arc<MockState>>) -> StatusCode {
+    state
+        .faults
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clear();
+    StatusCode::NO_CONTENT
+}
+
+async fn read_log(State(state): State<Arc<MockState>>) -> Json<Vec<LogEntry>> {
+    Json(
+        state
+            .log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone(),
+    )
+}
+
+async fn clear_log(State(state): State<Arc<MockState>>) -> StatusCode {
+    state
+        .log
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clear();
+    StatusCode::NO_CONTENT
+}
+
+fn error_response(status: u16, message: &str, code: &str, retry_after: Option<u64>) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let body = json!({"error": {"message": message, "type": "mock_error", "code": code}});
+    let mut response = (status, Json(body)).into_response();
+    if let Some(secs) = retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
+    }
+    response
+}
+
+/// What the request asks, read leniently as a real server would.
+struct Asked {
+    model: String,
+    stream: bool,
+    include_usage: bool,
+    last_user: String,
+    prompt_tokens: u64,
+    /// The answer being continued: the assistant message before the last
+    /// user message.
+    previous_answer: Option<String>,
+    /// Assistant messages after the last user message (tool turns).
+    turns_taken: usize,
+}
+
+fn read_request(body: &Value) -> Asked {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let text = |m: &Value| match &m["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    };
+    let last_user_at = messages.iter().rposition(|m| m["role"] == "user");
+    let previous_answer = last_user_at
+        .and_then(|i| i.checked_sub(1))
+        .map(|i| &messages[i])
+        .filter(|m| m["role"] == "assistant")
+        .map(text)
+        .filter(|t| !t.is_empty());
+    let prompt_bytes: usize = messages.iter().map(|m| text(m).len()).sum();
+    Asked {
+        model: body["model"].as_str().unwrap_or_default().to_owned(),
+        stream: body["stream"].as_bool().unwrap_or(false),
+        include_usage: body["stream_options"]["include_usage"]
+            .as_bool()
+            .unwrap_or(false),
+        last_user: last_user_at.map(|i| text(&messages[i])).unwrap_or_default(),
+        prompt_tokens: (prompt_bytes as u64).div_ceil(4),
+        previous_answer,
+        turns_taken: last_user_at.map_or(0, |i| {
+            messages[i + 1..]
+                .iter()
+                .filter(|m| m["role"] == "assistant")
+                .count()
+        }),
+    }
+}
+
+/// The transcript and offset a request resumes, when its previous answer
+/// is a strict beginning of a text transcript.
+fn find_resume(transcripts: &[Transcript], previous: &str) -> Option<(usize, usize)> {
+    transcripts
+        .iter()
+        .enumerate()
+        .find_map(|(i, t)| match &t.body {
+            TranscriptBody::Text(body)
+                if body.len() > previous.len() && body.starts_with(previous) =>
+            {
+                Some((i, previous.len()))
+            }
+            _ => None,
+        })
+}
+
+async fn completions(
+    State(state): State<Arc<MockState>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    let id = state.next_id.fetch_add(1, Ordering::Relaxed);
+    let asked = read_request(&body);
+    let header_fault = match headers.get("x-mock-fault").map(|v| v.to_str()) {
+        None => Fault::default(),
+        Some(Ok(text)) => match Fault::parse_header(text) {
+            Ok(fault) => fault,
+            Err(e) => return error_response(400, &format!("X-Mock-Fault: {e}"), "bad_fault", None),
+        },
+        Some(Err(_)) => return error_response(400, "X-Mock-Fault is not text", "bad_fault", None),
+    };
+    let queued = state
+        .faults
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .pop_front()
+        .unwrap_or_default();
+    let transcripts = &state.config.transcripts;
+    let resume = asked
+        .previous_answer
+        .as_deref()
+        .and_then(|prev| find_resume(transcripts, prev));
+    let chosen = match resume {
+        Some((i, _)) => Some(i),
+        None if transcripts.is_empty() => None,
+        None => Some(
+            transcript::best_match(transcripts, &asked.last_user).unwrap_or_else(|| {
+                state.rotation.fetch_add(1, Ordering::Relaxed) % transcripts.len()
+            }),
+        ),
+    };
+    let own_fault = chosen.map_or_else(Fault::default, |i| {
+        let fault = &transcripts[i].fault;
+        if resume.is_some() {
+            fault.for_continuation()
+        } else {
+            fault.clone()
+        }
+    });
+    let fault = queued.over(&header_fault).over(&own_fault);
+    push_log(
+        &state,
+        LogEntry {
+            id,
+            model: asked.model.clone(),
+            stream: asked.stream,
+            last_user: asked.last_user.clone(),
+            transcript: chosen.map(|i| transcripts[i].name.clone()),
+            resumed_at: resume.map(|(_, at)| at),
+            fault: fault.clone(),
+            status: 200,
+            content_bytes: 0,
+            end: LogEnd::Open,
+        },
+    );
+    // From here on, a client that goes away is recorded as such.
+    let mut guard = StreamGuard {
+        state: state.clone(),
+        id,
+        end: LogEnd::ClientDropped,
+        status: 200,
+        content_bytes: 0,
+    };
+    if let Some(ms) = fault.delay_ms {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    let refused = refusal(&state.config, &headers, &asked, &fault);
+    let (Some(index), None) = (chosen, &refused) else {
+        let (status, response) = refused.unwrap_or_else(|| {
+            (
+                500,
+                error_response(500, "no transcripts", "no_transcripts", None),
+            )
+        });
+        guard.status = status;
+        guard.end = LogEnd::Refused;
+        return response;
+    };
+    let script = script_for(&transcripts[index], resume, asked.turns_taken, &fault);
+    let chunk_size = fault.chunk_size.unwrap_or(state.config.chunk_size);
+    let reply = Reply::new(
+        format!("chatcmpl-mock-{id}"),
+        asked.model.clone(),
+        script,
+        fault.clone(),
+        chunk_size,
+        asked.include_usage,
+        asked.prompt_tokens,
+    );
+    if !asked.stream {
+        let (completion, ending) = reply.into_completion();
+        guard.content_bytes = completion["choices"][0]["message"]["content"]
+            .as_str()
+            .map_or(0, str::len);
+        guard.end = log_end(ending);
+        return Json(completion).into_response();
+    }
+    let delay = fault
+        .chunk_delay_ms
+        .map_or(state.config.chunk_delay, Duration::from_millis);
+    stream_response(guard, asked.last_user, reply, delay)
+}
+
+/// The error status a request gets, if any: a wrong key, an unknown model,
+/// or a scripted status.
+fn refusal(
+    config: &MockConfig,
+    headers: &HeaderMap,
+    asked: &Asked,
+    fault: &Fault,
+) -> Option<(u16, Response)> {
+    if let Some(key) = &config.api_key {
+        let sent = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if sent != Some(key.as_str()) {
+            let r = error_response(401, "Incorrect API key provided.", "invalid_api_key", None);
+            return Some((401, r));
+        }
+    }
+    if !config.models.contains(&asked.model) {
+        let message = format!("The model `{}` does not exist.", asked.model);
+        return Some((404, error_response(404, &message, "model_not_found", None)));
+    }
+    if let Some(status) = fault.status.filter(|s| !(200..300).contains(s)) {
+        let code = match status {
+            401 => "invalid_api_key",
+            404 => "model_not_found",
+            429 => "rate_limit_exceeded",
+            _ => "scripted_fault",
+        };
+        let message = format!("scripted fault: status {status}");
+        return Some((
+            status,
+            error_response(status, &message, code, fault.retry_after),
+        ));
+    }
+    None
+}
+
+fn script_for(
+    transcript: &Transcript,
+    resume: Option<(usize, usize)>,
+    turns_taken: usize,
+    fault: &Fault,
+) -> Script {
+    match &transcript.body {
+        TranscriptBody::Text(text) => {
+            let mut start = resume.map_or(0, |(_, at)| at);
+            if resume.is_some() {
+                start = start.saturating_sub(fault.repeat_on_continue.unwrap_or(0));
+                while !text.is_char_boundary(start) {
+                    start -= 1;
+                }
+            }
+            Script {
+                content: text[start..].to_owned(),
+                tool_calls: Vec::new(),
+            }
+        }
+        TranscriptBody::Turns(turns) => {
+            let turn = &turns[turns_taken.min(turns.len() - 1)];
+            Script {
+                content: turn.content.clone(),
+                tool_calls: turn.tool_calls.clone(),
+            }
+        }
+    }
+}
+
+fn push_log(state: &MockState, entry: LogEntry) {
+    state
+        .log
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(entry);
+}
+
+fn log_end(ending: Ending) -> LogEnd {
+    match ending {
+        Ending::Stop | Ending::ToolCalls => LogEnd::Completed,
+        Ending::Length => LogEnd::Length,
+        Ending::Cut => LogEnd::Cut,
+    }
+}
+
+/// Writes how a request ended into the log when dropped. A client that goes
+/// away drops the response before it finished, so `end` starts as
+/// `ClientDropped` and is changed only when the response gets to its end.
+struct StreamGuard {
+    state: Arc<MockState>,
+    id: u64,
+    end: LogEnd,
+    status: u16,
+    content_bytes: usize,
+}
+
+impl StreamGuard {
+    /// Records how the response ended (written to the log on drop).
+    fn ended(&mut self, end: LogEnd) {
+        self.end = end;
+    }
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        let (end, status, bytes) = (self.end, self.status, self.content_bytes);
+        self.state.log_update(self.id, |e| {
+            e.end = end;
+            e.status = status;
+            e.content_bytes = bytes;
+        });
+    }
+}
+
+/// Long enough for the connection to write out the chunks before a cut.
+const FLUSH_BEFORE_CUT: Duration = Duration::from_millis(20);
+
+struct StreamState {
+    reply: Reply,
+    guard: StreamGuard,
+    delay: Duration,
+    last_user: String,
+    chunk_index: usize,
+}
+
+fn stream_response(
+    guard: StreamGuard,
+    last_user: String,
+    reply: Reply,
+    delay: Duration,
+) -> Response {
+    let start = StreamState {
+        reply,
+        guard,
+        delay,
+        last_user,
+        chunk_index: 0,
+    };
+    let stream = futures::stream::unfold(start, |mut s| async move {
+        let frame = s.reply.next_frame();
+        s.guard.content_bytes = s.reply.sent_bytes();
+        match frame {
+            None => {
+                s.guard.ended(log_end(s.reply.ending()));
+                None
+            }
+            Some(Frame::Abort) => {
+                s.guard.end = LogEnd::Cut;
+                // The server drops what it has not flushed when the body fails;
+                // pausing first lets it send every chunk before the cut.
+                tokio::time::sleep(FLUSH_BEFORE_CUT).await;
+                // An error from the body makes the server drop the connection
+                // mid-response, which is what a cut looks like to a client.
+                Some((Err(std::io::Error::other("scripted cut")), s))
+            }
+            Some(Frame::Data {
+                line,
+                content_bytes,
+            }) => {
+                if content_bytes > 0 {
+                    if !s.delay.is_zero() && s.chunk_index > 0 {
+                        tokio::time::sleep(s.delay).await;
+                    }
+                    if let Some(observe) = &s.guard.state.config.on_chunk {
+                        observe(&s.last_user, s.chunk_index);
+                    }
+                    s.chunk_index += 1;
+                }
+                Some((Ok(Bytes::from(format!("data: {line}\n\n"))), s))
+            }
+        }
+    });
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(Body::from_stream(stream))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::Request;
+    use tower::ServiceExt;
+
+    fn config(transcripts: &[(&str, &str)]) -> MockConfig {
+        MockConfig {
+            transcripts: transcripts
+                .iter()
+                .map(|(n, t)| parse(n, t).unwrap())
+                .collect(),
+            chunk_size: 4,
+            chunk_delay: Duration::ZERO,
+            models: vec!["m".into()],
+            api_key: None,
+            on_chunk: None,
+        }
+    }
+
+    async fn post(
+        app: &Router,
+        body: Value,
+        fault: Option<&str>,
+    ) -> (StatusCode, HeaderMap, String) {
+        let mut request =
+            Request::post("/v1/chat/completions").header("content-type", "application/json");
+        if let Some(fault) = fault {
+            request = request.header("x-mock-fault", fault);
+        }
+        let response = app
+            .clone()
+            .oneshot(request.body(Body::from(body.to_string())).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, headers, String::from_utf8(bytes.to_vec()).unwrap())
+    }
+
+    fn ask(messages: Value) -> Value {
+        json!({"model": "m", "messages": messages})
+    }
+
+    #[tokio::test]
+    async fn a_header_fault_applies_to_its_request_only() {
+        let app = router(config(&[("a.txt", "hello")]));
+        let msgs = json!([{"role": "user", "content": "hi"}]);
+        let (status, headers, body) =
+            post(&app, ask(msgs.clone()), Some("status=429, retry-after=7")).await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(headers[header::RETRY_AFTER], "7");
+        assert!(body.contains("rate_limit_exceeded"), "{body}");
+        let (status, _, body) = post(&app, ask(msgs), None).await;
+        assert_eq!(status, StatusCode::OK);
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["choices"][0]["message"]["content"], "hello");
+    }
+
+    #[tokio::test]
+    async fn continuations_resume_where_the_answer_stopped() {
+        let app = router(config(&[("a.txt", "0123456789"), ("b.txt", "abcdefghij")]));
+        let msgs = json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "abcd"},
+            {"role": "user", "content": "continue"}
+        ]);
+        let (_, _, body) = post(&app, ask(msgs), None).await;
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["choices"][0]["message"]["content"], "efghij");
+        // A complete earlier answer is history, not something to continue.
+        let msgs = json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "abcdefghij"},
+            {"role": "user", "content": "again"}
+        ]);
+        let (_, _, body) = post(&app, ask(msgs), None).await;
+        assert!(!body.contains("efghij\""), "{body}");
+    }
+
+    #[tokio::test]
+    async fn unmatched_messages_rotate_through_the_transcripts() {
+        let app = router(config(&[("a.txt", "A"), ("b.txt", "B")]));
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            let (_, _, body) =
+                post(&app, ask(json!([{"role": "user", "content": "zzz"}])), None).await;
+            let v: Value = serde_json::from_str(&body).unwrap();
+            got.push(
+                v["choices"][0]["message"]["content"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            );
+        }
+        assert_eq!(got, ["A", "B", "A"]);
+    }
+
+    #[tokio::test]
+    async fn unknown_models_and_wrong_keys_are_refused() {
+        let mut cfg = config(&[("a.txt", "A")]);
+        cfg.api_key = Some("k".into());
+        let app = router(cfg);
+        let msgs = json!([{"role": "user", "content": "x"}]);
+        let (status, _, _) = post(&app, ask(msgs.clone()), None).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        let app = router(config(&[("a.txt", "A")]));
+        let (status, _, body) = post(&app, json!({"model": "gpt-x", "messages": msgs}), None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert!(body.contains("model_not_found"), "{body}");
+    }
+
+    #[tokio::test]
+    async fn streams_end_with_done_and_are_logged() {
+        let app = router(config(&[("a.txt", "hello world")]));
+        let body = json!({"model": "m", "stream": true, "stream_options": {"include_usage": true},
+            "messages": [{"role": "user", "content": "hi"}]});
+        let (status, headers, text) = post(&app, body, None).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(headers[header::CONTENT_TYPE], "text/event-stream");
+        assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
+        assert!(text.contains("\"usage\""), "{text}");
+        let response = app
+            .oneshot(Request::get("/mock/log").body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let log: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(log[0]["end"], "completed");
+        assert_eq!(log[0]["content_bytes"], 11);
+        assert_eq!(log[0]["transcript"], "a");
+    }
+}

@@ -1,0 +1,286 @@
+//! Transcripts: the answers the scripted provider replays, and how it picks
+//! one for a request.
+//!
+//! A `.txt` transcript is an answer, optionally preceded by front matter
+//! lines `#! key: value` (the fault keys, plus `match: words…`). A `.json`
+//! transcript scripts tool calls for agent mode:
+//! `{"match": "…", "fault": {…}, "turns": [{"content": "…", "tool_calls":
+//! [{"id": "…", "name": "…", "arguments": {…}}]}, …]}`.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::fault::Fault;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transcript {
+    /// The file name without its extension.
+    pub name: String,
+    pub body: Body,
+    /// Words that select this transcript (front matter `match`, else the
+    /// answer's first line), besides the words of its name.
+    pub keywords: Vec<String>,
+    pub fault: Fault,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    Text(String),
+    /// One turn per model answer; the turn played is the number of
+    /// assistant messages after the last user message.
+    Turns(Vec<Turn>),
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    #[serde(default)]
+    pub content: String,
+    #[serde(default)]
+    pub tool_calls: Vec<ScriptedToolCall>,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedToolCall {
+    pub id: String,
+    pub name: String,
+    /// Sent as its JSON text.
+    pub arguments: serde_json::Value,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolScript {
+    #[serde(default, rename = "match")]
+    keywords: String,
+    #[serde(default)]
+    fault: Fault,
+    turns: Vec<Turn>,
+}
+
+/// The demo transcripts, compiled in.
+const EMBEDDED: &[(&str, &str)] = &[
+    ("broken-dep.txt", include_str!("transcripts/broken-dep.txt")),
+    (
+        "broken-syntax.txt",
+        include_str!("transcripts/broken-syntax.txt"),
+    ),
+    ("edit-app.txt", include_str!("transcripts/edit-app.txt")),
+    ("fix-dep.txt", include_str!("transcripts/fix-dep.txt")),
+    ("fix-syntax.txt", include_str!("transcripts/fix-syntax.txt")),
+    ("todo-react.txt", include_str!("transcripts/todo-react.txt")),
+];
+
+pub fn embedded() -> Vec<Transcript> {
+    EMBEDDED
+        .iter()
+        // The embedded files are checked by a test.
+        .filter_map(|(name, text)| parse(name, text).ok())
+        .collect()
+}
+
+/// Every `.txt` and `.json` file of a directory, in name order.
+pub fn load_dir(dir: &Path) -> Result<Vec<Transcript>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("txt" | "json")))
+        .collect();
+    paths.sort();
+    let mut transcripts = Vec::with_capacity(paths.len());
+    for path in paths {
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        transcripts.push(parse(name, &text).map_err(|e| format!("{}: {e}", path.display()))?);
+    }
+    if transcripts.is_empty() {
+        return Err(format!("{}: no .txt or .json transcripts", dir.display()));
+    }
+    Ok(transcripts)
+}
+
+/// Parses one transcript file's text; `file_name` gives its name and kind.
+pub fn parse(file_name: &str, text: &str) -> Result<Transcript, String> {
+    let (stem, is_json) = match file_name.rsplit_once('.') {
+        Some((stem, "json")) => (stem, true),
+        Some((stem, _)) => (stem, false),
+        None => (file_name, false),
+    };
+    if is_json {
+        let script: ToolScript = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if script.turns.is_empty() {
+            return Err("a tool script needs at least one turn".to_owned());
+        }
+        return Ok(Transcript {
+            name: stem.to_owned(),
+            keywords: words(&script.keywords),
+            body: Body::Turns(script.turns),
+            fault: script.fault,
+        });
+    }
+    let mut fault = Fault::default();
+    let mut keywords = None;
+    let mut body = text;
+    while let Some(line) = body.strip_prefix("#!") {
+        let (line, rest) = line.split_once('\n').unwrap_or((line, ""));
+        let (key, value) = line
+            .split_once(':')
+            .ok_or_else(|| format!("front matter line {line:?} is not `#! key: value`"))?;
+        if key.trim() == "match" {
+            keywords = Some(words(value));
+        } else {
+            fault.set(key, value)?;
+        }
+        body = rest;
+    }
+    let first_line = body.lines().next().unwrap_or_default();
+    Ok(Transcript {
+        name: stem.to_owned(),
+        keywords: keywords.unwrap_or_else(|| words(first_line)),
+        body: Body::Text(body.to_owned()),
+        fault,
+    })
+}
+
+const STOPWORDS: &[&str] = &[
+    "the", "and", "for", "with", "that", "this", "you", "your", "can", "please", "into", "from",
+    "will", "then", "are", "was", "have", "has", "not", "but", "all", "use", "using", "want",
+    "would", "like", "some", "just", "now", "its", "also", "there", "what", "which",
+];
+
+/// Lower-case words of three letters or more, without common filler words.
+pub fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3)
+        .map(str::to_lowercase)
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .collect()
+}
+
+/// Two words match when equal, or when the shorter (three letters or more)
+/// starts the longer: "dep" matches "dependency".
+fn same_word(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    long.starts_with(short)
+}
+
+/// How well a transcript fits a message: a word of its name counts twice,
+/// a keyword once.
+pub fn score(transcript: &Transcript, message_words: &[String]) -> usize {
+    let name_words = words(&transcript.name);
+    let hits = |list: &[String]| {
+        message_words
+            .iter()
+            .filter(|m| list.iter().any(|w| same_word(m, w)))
+            .count()
+    };
+    2 * hits(&name_words) + hits(&transcript.keywords)
+}
+
+/// The best-scoring transcript for the message (the first on a tie), or
+/// `None` when no word matches.
+pub fn best_match(transcripts: &[Transcript], message: &str) -> Option<usize> {
+    let message_words = words(message);
+    let mut best: Option<(usize, usize)> = None;
+    for (i, t) in transcripts.iter().enumerate() {
+        let s = score(t, &message_words);
+        if s > 0 && best.is_none_or(|(_, b)| s > b) {
+            best = Some((i, s));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_embedded_transcript_parses() {
+        assert_eq!(embedded().len(), EMBEDDED.len());
+        for (name, text) in EMBEDDED {
+            let t = parse(name, text).unwrap();
+            assert_eq!(t.body, Body::Text((*text).to_owned()), "{name}");
+            assert_eq!(t.fault, Fault::default(), "{name}");
+        }
+    }
+
+    #[test]
+    fn messages_pick_their_transcript() {
+        let transcripts = embedded();
+        let check = |message: &str, expect: Option<&str>| {
+            let got = best_match(&transcripts, message).map(|i| transcripts[i].name.as_str());
+            assert_eq!(got, expect, "{message}");
+        };
+        check("build a todo app", Some("todo-react"));
+        check("Build a TODO app with React", Some("todo-react"));
+        check("add a clear completed button", Some("edit-app"));
+        check("fix the dependency", Some("fix-dep"));
+        check("fix the syntax error", Some("fix-syntax"));
+        check(
+            "build a todo app with a broken dependency",
+            Some("broken-dep"),
+        );
+        check("hello there", None);
+        check("", None);
+    }
+
+    #[test]
+    fn front_matter_sets_faults_and_keywords() {
+        let t = parse(
+            "slow.txt",
+            "#! status: 503\n#! retry-after: 2\n#! match: weather, forecast\nIt is sunny.\n",
+        )
+        .unwrap();
+        assert_eq!(t.fault.status, Some(503));
+        assert_eq!(t.fault.retry_after, Some(2));
+        assert_eq!(t.keywords, ["weather", "forecast"]);
+        assert_eq!(t.body, Body::Text("It is sunny.\n".into()));
+        let err = parse("bad.txt", "#! nonsense\nx").unwrap_err();
+        assert!(err.contains("#! key: value"), "{err}");
+        let err = parse("bad.txt", "#! speed: 3\nx").unwrap_err();
+        assert!(err.contains("unknown fault key"), "{err}");
+    }
+
+    #[test]
+    fn tool_scripts_parse() {
+        let t = parse(
+            "list-files.json",
+            r#"{"match": "list files", "turns": [
+                {"content": "Looking.", "tool_calls": [{"id": "c1", "name": "ls", "arguments": {"dir": "."}}]},
+                {"content": "Two files."}
+            ]}"#,
+        )
+        .unwrap();
+        assert_eq!(t.name, "list-files");
+        let Body::Turns(turns) = &t.body else {
+            panic!("not turns")
+        };
+        assert_eq!(turns.len(), 2);
+        assert_eq!(turns[0].tool_calls[0].arguments["dir"], ".");
+        assert!(parse("x.json", r#"{"turns": []}"#).is_err());
+    }
+
+    #[test]
+    fn directories_load_in_name_order() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("b.txt"), "B").unwrap();
+        std::fs::write(dir.path().join("a.txt"), "A").unwrap();
+        std::fs::write(dir.path().join("notes.md"), "ignored").unwrap();
+        let names: Vec<String> = load_dir(dir.path())
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        let empty = tempfile::tempdir().unwrap();
+        assert!(load_dir(empty.path()).is_err());
+    }
+}

@@ -1,0 +1,413 @@
+//! The system prompt: the bolt protocol the answer must follow, the runtime
+//! its actions run in, and the project as it is now (its files, and what
+//! the user changed by hand since the last answer).
+
+use std::fmt::Write;
+
+use crate::server::config::{Config, RuntimeKind};
+
+/// Where the answer's actions will run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuntimeDescription {
+    /// Processes on the IDE's server, in a bubblewrap sandbox.
+    Sandbox {
+        /// Whether commands can reach the internet (npm registry).
+        network: bool,
+        /// Wall-clock limit of a command that is not `start`.
+        timeout_secs: u64,
+    },
+    /// A WebContainer in the user's browser.
+    WebContainer,
+}
+
+impl RuntimeDescription {
+    pub fn from_config(config: &Config) -> RuntimeDescription {
+        match config.runtime.default {
+            RuntimeKind::Sandbox => RuntimeDescription::Sandbox {
+                network: config.sandbox.network,
+                timeout_secs: config.sandbox.timeout_secs,
+            },
+            RuntimeKind::Webcontainer => RuntimeDescription::WebContainer,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProjectFile {
+    pub path: String,
+    pub content: String,
+}
+
+/// A file the user changed by hand; an empty `before` is a new file, an
+/// empty `after` a deleted one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserEdit {
+    pub path: String,
+    pub before: String,
+    pub after: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct PromptContext {
+    pub runtime: RuntimeDescription,
+    pub files: Vec<ProjectFile>,
+    pub user_edits: Vec<UserEdit>,
+    /// Tokens the project part (diffs and file contents) may take.
+    pub token_budget: usize,
+}
+
+/// A rough token count: about four bytes per token for code and English.
+pub fn estimate_tokens(text: &str) -> usize {
+    text.len().div_ceil(4)
+}
+
+const PROTOCOL: &str = r#"You build and change web applications inside Rivet, an IDE. The user describes what they want; you answer with a short explanation and one artifact that the IDE carries out at once: it writes the files and runs the commands, and the user watches the app appear in the preview.
+
+## How to answer
+
+Say in one or two sentences what you will do, then give exactly one artifact, then at most one or two closing sentences. For a question that needs no change, answer in plain text without an artifact.
+
+<boltArtifact id="short-kebab-case-id" title="Short title">
+<boltAction type="file" filePath="package.json">
+...the complete content of the file...
+</boltAction>
+<boltAction type="edit" filePath="src/App.jsx">
+<<<<<<< SEARCH
+...lines copied exactly from the current file...
+=======
+...the lines that replace them...
+>>>>>>> REPLACE
+</boltAction>
+<boltAction type="shell">
+npm install
+</boltAction>
+<boltAction type="start">
+npm run dev
+</boltAction>
+</boltArtifact>
+
+Rules:
+1. Actions run one after another, in the order you write them.
+2. A `file` action writes the whole file. Always give the complete content. Never abbreviate: no placeholders such as "// rest of the code unchanged", "...", "same as before" or "existing code here". What you write is exactly what the file will contain.
+3. An `edit` action changes an existing file with one or more SEARCH/REPLACE blocks. Each SEARCH part must match the current file exactly, whitespace included, and only once: include enough lines to make it unique. Use `edit` for small changes to a large file, `file` for new files and for rewriting most of a file.
+4. Write package.json first, listing every package the code imports.
+5. After creating or changing package.json, run `npm install` in a `shell` action, before any `start`.
+6. A `start` action launches the dev server and keeps it running. Put it last, and only once. Include it when the app is new or its dependencies changed; after source changes alone the running dev server reloads by itself. Never start a server with a `shell` action.
+7. Paths are relative to the project root: no leading slash, no `..`.
+8. Do not put the artifact inside a Markdown code fence. Markdown is fine in the text around it.
+9. Commands must not wait for input: pass flags such as `--yes` instead. No `sudo`, no global installs.
+10. Prefer Vite for new projects (React, Vue, Svelte or plain JavaScript), with the scripts "dev", "build" and "preview"."#;
+
+fn describe_runtime(runtime: RuntimeDescription) -> String {
+    match runtime {
+        RuntimeDescription::Sandbox {
+            network,
+            timeout_secs,
+        } => {
+            let network = if network {
+                "Commands can reach the internet, so npm installs packages from the registry."
+            } else {
+                "Commands have no network access: only packages already in the local npm cache can be installed, so keep to common ones."
+            };
+            format!(
+                "## Where the actions run\n\n\
+                 A Linux sandbox on the IDE's server: Node.js 20 and npm, with bash and the usual \
+                 command-line tools. Every `shell` action starts in the project directory. There is \
+                 no display and no browser, so tools that need one (Playwright browsers, Electron, \
+                 GUI programs) do not work; prefer pure JavaScript packages to ones that compile \
+                 native code. {network} A command other than `start` is stopped after \
+                 {timeout_secs} s. The preview shows the dev server: the IDE detects the port it \
+                 listens on, so keep the framework's default host and port."
+            )
+        }
+        RuntimeDescription::WebContainer => "## Where the actions run\n\n\
+             A WebContainer in the user's browser: Node.js and npm running in WebAssembly, with a \
+             small shell (no bash, no git, no Python, no native binaries). Only pure JavaScript or \
+             WebAssembly packages work. npm installs packages from the registry over the \
+             internet. The preview shows the dev server as soon as it listens on a port."
+            .to_owned(),
+    }
+}
+
+/// Lock files, dependencies and build output say nothing useful to the
+/// model and would eat the budget: they are listed, never included.
+fn worth_including(file: &ProjectFile) -> bool {
+    const SKIPPED_DIRS: &[&str] = &["node_modules/", ".git/", "dist/", "build/", ".vite/"];
+    const SKIPPED_FILES: &[&str] = &["package-lock.json", "yarn.lock", "pnpm-lock.yaml"];
+    let name = file.path.rsplit('/').next().unwrap_or(&file.path);
+    !SKIPPED_DIRS
+        .iter()
+        .any(|d| file.path.starts_with(d) || file.path.contains(&format!("/{d}")))
+        && !SKIPPED_FILES.contains(&name)
+        && !file.content.contains('\0')
+}
+
+/// package.json first (the model needs it most), then the rest in path order.
+fn priority(file: &ProjectFile) -> (u8, &str) {
+    (u8::from(file.path != "package.json"), file.path.as_str())
+}
+
+pub fn system_prompt(ctx: &PromptContext) -> String {
+    let mut out = String::with_capacity(8 * 1024);
+    out.push_str(PROTOCOL);
+    out.push_str("\n\n");
+    out.push_str(&describe_runtime(ctx.runtime));
+    out.push_str("\n\n");
+    let mut budget = ctx.token_budget;
+    if !ctx.user_edits.is_empty() {
+        out.push_str(&user_edits_section(&ctx.user_edits, &mut budget));
+        out.push('\n');
+    }
+    out.push_str(&files_section(&ctx.files, &mut budget));
+    out
+}
+
+fn user_edits_section(edits: &[UserEdit], budget: &mut usize) -> String {
+    let mut out = String::from(
+        "## Changes the user made by hand since your last answer\n\n\
+         Keep them: build on the files as they are now, not as you last wrote them.\n\n",
+    );
+    for edit in edits {
+        let diff = unified_diff(edit);
+        let cost = estimate_tokens(&diff);
+        if cost <= *budget {
+            *budget -= cost;
+            let _ = write!(out, "```diff\n{diff}```\n\n");
+        } else {
+            let _ = writeln!(
+                out,
+                "- {} changed (the diff is too large to show; its current content is listed below)\n",
+                edit.path
+            );
+        }
+    }
+    out
+}
+
+fn unified_diff(edit: &UserEdit) -> String {
+    let before = if edit.before.is_empty() {
+        "/dev/null".to_owned()
+    } else {
+        format!("a/{}", edit.path)
+    };
+    let after = if edit.after.is_empty() {
+        "/dev/null".to_owned()
+    } else {
+        format!("b/{}", edit.path)
+    };
+    let mut diff = similar::TextDiff::from_lines(&edit.before, &edit.after)
+        .unified_diff()
+        .context_radius(3)
+        .header(&before, &after)
+        .to_string();
+    if !diff.ends_with('\n') {
+        diff.push('\n');
+    }
+    diff
+}
+
+fn files_section(files: &[ProjectFile], budget: &mut usize) -> String {
+    if files.is_empty() {
+        return "## The project\n\nThe project is empty: start with package.json.\n".to_owned();
+    }
+    let mut ordered: Vec<&ProjectFile> = files.iter().collect();
+    ordered.sort_by(|a, b| priority(a).cmp(&priority(b)));
+    let mut included = Vec::new();
+    let mut listed = String::new();
+    for file in &ordered {
+        let cost = estimate_tokens(&file.content);
+        let fits = worth_including(file) && cost <= *budget;
+        if fits {
+            *budget -= cost;
+            included.push(*file);
+        }
+        let _ = writeln!(
+            listed,
+            "- {} ({} bytes){}",
+            file.path,
+            file.content.len(),
+            if fits { "" } else { ", content not shown" }
+        );
+    }
+    let mut out = format!(
+        "## The project\n\nFiles ({}), with the content of those that fit:\n\n{listed}\n",
+        files.len()
+    );
+    for file in included {
+        let newline = if file.content.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
+        let _ = write!(
+            out,
+            "<projectFile path=\"{}\">\n{}{newline}</projectFile>\n\n",
+            file.path, file.content
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, content: &str) -> ProjectFile {
+        ProjectFile {
+            path: path.into(),
+            content: content.into(),
+        }
+    }
+
+    fn context(files: Vec<ProjectFile>, user_edits: Vec<UserEdit>, budget: usize) -> PromptContext {
+        PromptContext {
+            runtime: RuntimeDescription::Sandbox {
+                network: true,
+                timeout_secs: 300,
+            },
+            files,
+            user_edits,
+            token_budget: budget,
+        }
+    }
+
+    #[test]
+    fn the_protocol_rules_are_taught() {
+        let prompt = system_prompt(&context(vec![], vec![], 1000));
+        for needle in [
+            "<boltArtifact",
+            "type=\"file\"",
+            "<<<<<<< SEARCH",
+            ">>>>>>> REPLACE",
+            "package.json first",
+            "`npm install`",
+            "Put it last",
+            "rest of the code unchanged",
+            "Node.js 20",
+            "The project is empty",
+        ] {
+            assert!(prompt.contains(needle), "missing {needle}");
+        }
+    }
+
+    #[test]
+    fn the_runtime_is_described() {
+        let check = |runtime, needle: &str| {
+            let mut ctx = context(vec![], vec![], 0);
+            ctx.runtime = runtime;
+            assert!(system_prompt(&ctx).contains(needle), "{needle}");
+        };
+        check(RuntimeDescription::WebContainer, "WebContainer");
+        check(
+            RuntimeDescription::Sandbox {
+                network: false,
+                timeout_secs: 60,
+            },
+            "no network access",
+        );
+        check(
+            RuntimeDescription::Sandbox {
+                network: true,
+                timeout_secs: 60,
+            },
+            "stopped after 60 s",
+        );
+    }
+
+    /// (files, budget) → which paths have their content included.
+    fn check_budget(files: &[(&str, usize)], budget: usize, expect_included: &[&str]) {
+        let files = files
+            .iter()
+            .map(|(p, n)| file(p, &"x".repeat(*n)))
+            .collect();
+        let prompt = system_prompt(&context(files, vec![], budget));
+        let included: Vec<&str> = prompt
+            .split("<projectFile path=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next())
+            .collect();
+        assert_eq!(included, expect_included, "budget {budget}");
+    }
+
+    #[test]
+    fn contents_fit_the_budget_package_json_first() {
+        check_budget(
+            &[("src/a.js", 40), ("package.json", 40)],
+            20,
+            &["package.json", "src/a.js"],
+        );
+        check_budget(
+            &[("src/a.js", 40), ("package.json", 40)],
+            19,
+            &["package.json"],
+        );
+        // A large file is skipped, smaller later ones still fit.
+        check_budget(
+            &[("a.js", 400), ("b.js", 40), ("c.js", 40)],
+            25,
+            &["b.js", "c.js"],
+        );
+        check_budget(&[("a.js", 4)], 0, &[]);
+        check_budget(
+            &[
+                ("package-lock.json", 4),
+                ("node_modules/x/i.js", 4),
+                ("web/dist/a.js", 4),
+            ],
+            100,
+            &[],
+        );
+    }
+
+    #[test]
+    fn every_file_is_listed_even_when_not_shown() {
+        let prompt = system_prompt(&context(
+            vec![
+                file("big.js", &"y".repeat(4000)),
+                file("package-lock.json", "{}"),
+            ],
+            vec![],
+            10,
+        ));
+        assert!(prompt.contains("- big.js (4000 bytes), content not shown"));
+        assert!(prompt.contains("- package-lock.json (2 bytes), content not shown"));
+        assert!(!prompt.contains("yyyy"));
+    }
+
+    #[test]
+    fn user_edits_become_unified_diffs() {
+        let edit = UserEdit {
+            path: "src/App.jsx".into(),
+            before: "a\nb\nc\n".into(),
+            after: "a\nB\nc\n".into(),
+        };
+        let created = UserEdit {
+            path: "notes.md".into(),
+            before: String::new(),
+            after: "hi\n".into(),
+        };
+        let prompt = system_prompt(&context(vec![], vec![edit, created], 1000));
+        assert!(
+            prompt.contains(
+                "--- a/src/App.jsx\n+++ b/src/App.jsx\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+            ),
+            "{prompt}"
+        );
+        assert!(
+            prompt.contains("--- /dev/null\n+++ b/notes.md\n"),
+            "{prompt}"
+        );
+    }
+
+    #[test]
+    fn diffs_count_against_the_budget() {
+        let edit = UserEdit {
+            path: "a.js".into(),
+            before: "x\n".repeat(100),
+            after: "y\n".repeat(100),
+        };
+        let prompt = system_prompt(&context(vec![file("a.js", "y\n")], vec![edit], 50));
+        assert!(prompt.contains("a.js changed (the diff is too large"));
+        assert!(prompt.contains("<projectFile path=\"a.js\">\ny\n</projectFile>"));
+    }
+}

@@ -1,0 +1,190 @@
+//! The LLM layer as the rest of the server holds it: settings in, resolved
+//! configurations and model lists out, and the demo provider started the
+//! first time it is needed.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::OnceCell;
+
+use super::mock::{MockConfig, MockServer};
+use super::provider;
+use super::settings::{Layer, ResolvedLlm, Source, providers_with_keys, read_dotenv, resolve};
+use super::store::{SettingsStore, StoreError};
+use crate::runtime::llm::{LlmError, LlmSettingsUpdate, PublicLlmSettings};
+use crate::server::config::Config;
+
+pub struct LlmService {
+    config: Arc<Config>,
+    store: SettingsStore,
+    dotenv: PathBuf,
+    demo: OnceCell<MockServer>,
+    http: reqwest::Client,
+}
+
+/// How long `/v1/models` may take before the configured list is used.
+const MODELS_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl LlmService {
+    /// Settings live in the configuration's data directory; `.env` is read
+    /// from the working directory.
+    pub fn new(config: Arc<Config>) -> LlmService {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        LlmService {
+            store: SettingsStore::in_dir(&config.server.data_dir),
+            config,
+            dotenv: cwd.join(".env"),
+            demo: OnceCell::new(),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// The effective configuration, with `command_line` (from `rivet ask`)
+    /// above everything else. Settings that cannot be read are reported as
+    /// the problem, not hidden.
+    pub fn resolve_with(&self, command_line: Layer) -> ResolvedLlm {
+        match self.layers(command_line) {
+            Ok(layers) => resolve(&layers, &self.config.llm),
+            Err(e) => {
+                tracing::warn!("{e}");
+                let mut llm = resolve(&[], &self.config.llm);
+                llm.problem = Some(e.to_string());
+                llm
+            }
+        }
+    }
+
+    /// Every layer, highest first.
+    fn layers(&self, command_line: Layer) -> Result<[Layer; 5], StoreError> {
+        let stored = self.store.load()?;
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        Ok([
+            command_line,
+            Layer::settings(&stored.llm),
+            Layer::variables(&env, Source::Environment),
+            Layer::variables(&read_dotenv(&self.dotenv), Source::DotEnv),
+            Layer::config_file(&self.config.llm),
+        ])
+    }
+
+    pub fn resolve(&self) -> ResolvedLlm {
+        self.resolve_with(Layer::default())
+    }
+
+    pub fn public_settings(&self) -> PublicLlmSettings {
+        match self.layers(Layer::default()) {
+            Ok(layers) => {
+                let mut public = resolve(&layers, &self.config.llm).public();
+                public.keys_set = providers_with_keys(&layers[1..]);
+                // A generic key (RIVET_LLM_API_KEY) counts for the provider it is used with.
+                if public.key_set && !public.keys_set.contains(&public.provider) {
+                    public.keys_set.push(public.provider.clone());
+                }
+                public
+            }
+            Err(_) => self.resolve().public(),
+        }
+    }
+
+    /// Saves a change from the settings panel; returns the new effective
+    /// settings.
+    pub fn save(&self, update: &LlmSettingsUpdate) -> Result<PublicLlmSettings, StoreError> {
+        self.store.update(update)?;
+        Ok(self.public_settings())
+    }
+
+    /// The configuration to ask with: the demo provider running, and a model
+    /// chosen (the first the provider lists when none is configured).
+    pub async fn ready(&self, mut llm: ResolvedLlm) -> Result<ResolvedLlm, LlmError> {
+        if let Some(problem) = &llm.problem {
+            return Err(LlmError::NotConfigured {
+                message: problem.clone(),
+            });
+        }
+        if llm.is_demo() {
+            llm.base_url = self.demo_base_url().await?;
+        }
+        if llm.model.is_empty() {
+            llm.model = self
+                .list_models(&llm)
+                .await
+                .into_iter()
+                .next()
+                .ok_or_else(|| LlmError::NotConfigured {
+                    message: format!(
+                        "No model is chosen and {} lists none: choose one in Settings.",
+                        llm.label
+                    ),
+                })?;
+        }
+        Ok(llm)
+    }
+
+    /// [`LlmService::resolve`], made [`LlmService::ready`].
+    pub async fn resolve_for_chat(&self) -> Result<ResolvedLlm, LlmError> {
+        self.ready(self.resolve()).await
+    }
+
+    /// The provider's models from its `/v1/models`, else the configured ones.
+    pub async fn list_models(&self, llm: &ResolvedLlm) -> Vec<String> {
+        if llm.is_demo() {
+            return vec![provider::DEMO_MODEL.to_owned()];
+        }
+        if llm.base_url.is_empty() {
+            return llm.models.clone();
+        }
+        match fetch_models(&self.http, llm).await {
+            Ok(models) if !models.is_empty() => models,
+            Ok(_) => llm.models.clone(),
+            Err(e) => {
+                tracing::info!(
+                    "{}: no model list ({e}); using the configured one",
+                    llm.label
+                );
+                llm.models.clone()
+            }
+        }
+    }
+
+    /// The address of the built-in scripted provider, started on first use.
+    pub async fn demo_base_url(&self) -> Result<String, LlmError> {
+        let server = self
+            .demo
+            .get_or_try_init(|| {
+                MockServer::start(
+                    MockConfig::demo(),
+                    SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+                )
+            })
+            .await
+            .map_err(|e| LlmError::NotConfigured {
+                message: format!("The demo provider could not start: {e}"),
+            })?;
+        Ok(server.base_url())
+    }
+}
+
+async fn fetch_models(http: &reqwest::Client, llm: &ResolvedLlm) -> Result<Vec<String>, String> {
+    #[derive(serde::Deserialize)]
+    struct List {
+        data: Vec<Model>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Model {
+        id: String,
+    }
+    let mut request = http
+        .get(format!("{}/models", llm.base_url))
+        .timeout(MODELS_TIMEOUT);
+    if let Some(key) = &llm.api_key {
+        request = request.bearer_auth(key.expose());
+    }
+    let response = request.send().await.map_err(|e| e.to_string())?;
+    if !response.status().is_success() {
+        return Err(format!("HTTP {}", response.status()));
+    }
+    let list: List = response.json().await.map_err(|e| e.to_string())?;
+    Ok(list.data.into_iter().map(|m| m.id).collect())
+}

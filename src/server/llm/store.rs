@@ -1,0 +1,291 @@
+//! The settings panel's saved values: `<data_dir>/settings.json`, written
+//! atomically and readable only by the server's user, since it holds keys.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use super::provider;
+use super::secret::{InvalidKey, Secret};
+use crate::runtime::llm::{KeyUpdate, LlmSettingsUpdate};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StoredSettings {
+    #[serde(default)]
+    pub llm: StoredLlm,
+    /// Sections other parts of the IDE keep in the same file, preserved as is.
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StoredLlm {
+    #[serde(default)]
+    pub provider: String,
+    #[serde(default)]
+    pub base_url: String,
+    #[serde(default)]
+    pub model: String,
+    /// One key per provider id, so switching providers never sends one
+    /// provider's key to another.
+    #[serde(default)]
+    pub api_keys: BTreeMap<String, String>,
+}
+
+impl fmt::Debug for StoredLlm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoredLlm")
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_keys_for", &self.api_keys.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid settings JSON: {source}")]
+    Syntax {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("unknown provider {0:?}")]
+    UnknownProvider(String),
+    #[error("{0}")]
+    InvalidKey(#[from] InvalidKey),
+}
+
+/// Reads and writes `settings.json`; one writer at a time.
+#[derive(Debug)]
+pub struct SettingsStore {
+    path: PathBuf,
+    write_lock: Mutex<()>,
+}
+
+impl SettingsStore {
+    pub const FILE_NAME: &'static str = "settings.json";
+
+    pub fn in_dir(data_dir: &Path) -> SettingsStore {
+        SettingsStore {
+            path: data_dir.join(Self::FILE_NAME),
+            write_lock: Mutex::new(()),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The saved settings; none saved yet is the empty default.
+    pub fn load(&self) -> Result<StoredSettings, StoreError> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(StoredSettings::default());
+            }
+            Err(source) => {
+                return Err(StoreError::Read {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+        };
+        serde_json::from_str(&text).map_err(|source| StoreError::Syntax {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// Applies a change from the settings panel and saves the result.
+    pub fn update(&self, update: &LlmSettingsUpdate) -> Result<StoredSettings, StoreError> {
+        let _guard = self
+            .write_lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut settings = self.load()?;
+        apply(&mut settings.llm, update)?;
+        self.save(&settings)?;
+        Ok(settings)
+    }
+
+    /// Writes to a temporary file created with mode 0600 in the same
+    /// directory, then renames it over the old file: a crash leaves either the
+    /// old or the new settings, never half of them.
+    fn save(&self, settings: &StoredSettings) -> Result<(), StoreError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let write_err = |source| StoreError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(write_err)?;
+        let tmp = dir.join(format!(".{}.{}.tmp", Self::FILE_NAME, std::process::id()));
+        let json =
+            serde_json::to_vec_pretty(settings).map_err(|e| write_err(std::io::Error::other(e)))?;
+        let result = (|| {
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            file.write_all(&json)?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, &self.path)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result.map_err(write_err)
+    }
+}
+
+fn apply(llm: &mut StoredLlm, update: &LlmSettingsUpdate) -> Result<(), StoreError> {
+    let provider_id = update.provider.trim();
+    if !provider_id.is_empty() && provider::preset(provider_id).is_none() {
+        return Err(StoreError::UnknownProvider(provider_id.to_owned()));
+    }
+    llm.provider = provider_id.to_owned();
+    // A preset's own URL is not an override; storing it would pin it.
+    let base_url = provider::normalize_base_url(&update.base_url);
+    let preset_url = provider::preset(provider_id).map_or("", |p| p.base_url);
+    llm.base_url = if base_url == preset_url {
+        String::new()
+    } else {
+        base_url
+    };
+    llm.model = update.model.trim().to_owned();
+    let key_slot = if provider_id.is_empty() {
+        provider::CUSTOM
+    } else {
+        provider_id
+    };
+    match &update.key {
+        KeyUpdate::Keep => {}
+        KeyUpdate::Set(key) => {
+            let key = Secret::new(key)?;
+            llm.api_keys
+                .insert(key_slot.to_owned(), key.expose().to_owned());
+        }
+        KeyUpdate::Clear => {
+            llm.api_keys.remove(key_slot);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn update(provider: &str, base_url: &str, key: KeyUpdate) -> LlmSettingsUpdate {
+        LlmSettingsUpdate {
+            provider: provider.into(),
+            base_url: base_url.into(),
+            model: " m ".into(),
+            key,
+        }
+    }
+
+    #[test]
+    fn saving_is_atomic_private_and_keeps_other_sections() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = SettingsStore::in_dir(dir.path());
+        std::fs::write(store.path(), r#"{"editor":{"font":14}}"#).unwrap();
+        let saved = store
+            .update(&update("groq", "", KeyUpdate::Set(" gsk-1 ".into())))
+            .unwrap();
+        assert_eq!(saved.llm.provider, "groq");
+        assert_eq!(saved.llm.model, "m");
+        assert_eq!(saved.llm.api_keys["groq"], "gsk-1");
+        let mode = std::fs::metadata(store.path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let loaded = store.load().unwrap();
+        assert_eq!(loaded.other["editor"]["font"], 14);
+        assert_eq!(loaded, saved);
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leftovers, [SettingsStore::FILE_NAME]);
+    }
+
+    #[test]
+    fn keys_are_kept_per_provider_and_cleared_on_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SettingsStore::in_dir(dir.path());
+        store
+            .update(&update("groq", "", KeyUpdate::Set("gsk-1".into())))
+            .unwrap();
+        let s = store
+            .update(&update("openai", "", KeyUpdate::Set("sk-2".into())))
+            .unwrap();
+        assert_eq!(s.llm.api_keys.len(), 2);
+        let s = store.update(&update("groq", "", KeyUpdate::Clear)).unwrap();
+        assert_eq!(s.llm.api_keys.keys().collect::<Vec<_>>(), ["openai"]);
+        let s = store
+            .update(&update("openai", "", KeyUpdate::Keep))
+            .unwrap();
+        assert_eq!(s.llm.api_keys["openai"], "sk-2");
+    }
+
+    #[test]
+    fn bad_updates_are_refused_and_preset_urls_not_pinned() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SettingsStore::in_dir(dir.path());
+        assert!(matches!(
+            store.update(&update("nope", "", KeyUpdate::Keep)),
+            Err(StoreError::UnknownProvider(_))
+        ));
+        assert!(matches!(
+            store.update(&update("groq", "", KeyUpdate::Set("a b".into()))),
+            Err(StoreError::InvalidKey(_))
+        ));
+        let s = store
+            .update(&update(
+                "ollama",
+                "http://localhost:11434/v1/",
+                KeyUpdate::Keep,
+            ))
+            .unwrap();
+        assert_eq!(s.llm.base_url, "");
+        let s = store
+            .update(&update(
+                "ollama",
+                "http://gpu-box:11434/v1/",
+                KeyUpdate::Keep,
+            ))
+            .unwrap();
+        assert_eq!(s.llm.base_url, "http://gpu-box:11434/v1");
+    }
+
+    #[test]
+    fn debug_output_names_providers_not_keys() {
+        let mut llm = StoredLlm::default();
+        llm.api_keys.insert("openai".into(), "sk-hidden".into());
+        let shown = format!("{llm:?}");
+        assert!(
+            shown.contains("openai") && !shown.contains("sk-hidden"),
+            "{shown}"
+        );
+    }
+}
