@@ -8,7 +8,7 @@ use super::chat::ChatPane;
 use super::editor::EditorPane;
 use super::file_tree::FileTree;
 use super::preview::PreviewPane;
-use super::settings::SettingsPanel;
+use super::settings::{LlmSettings, ProviderStatus, SettingsPanel};
 use super::splitter::{Axis, Splitter};
 use super::terminal::TerminalPane;
 use super::workbench::Workbench;
@@ -64,6 +64,7 @@ fn Workspace() -> impl IntoView {
         )
     };
     let settings_open = RwSignal::new(false);
+    LlmSettings::provide();
     // Effects only run in the browser, so this marks the page as hydrated for
     // tests and scripts that drive the UI.
     Effect::new(|_| {
@@ -77,6 +78,7 @@ fn Workspace() -> impl IntoView {
             <header class="topbar">
                 <span class="brand">"Rivet"</span>
                 <span class="spacer"></span>
+                <ProviderStatus settings_open />
                 <button
                     class="icon-button"
                     data-testid="settings-toggle"

@@ -1,73 +1,91 @@
-//! The settings panel: how the IDE is configured. API keys stay on the
-//! server; the panel only learns whether one is set.
+//! The settings panel: which model provider the IDE asks, with which model
+//! and key. API keys stay on the server; the panel only learns whether one
+//! is set.
+
+mod api;
+mod form;
+mod key_field;
+mod status;
 
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 
-/// What the browser may know about the configuration.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PublicSettings {
-    pub provider: String,
-    pub base_url: String,
-    pub model: String,
-    pub runtime: String,
-    pub data_dir: String,
+use api::{get_ide_info, get_llm_settings};
+pub use status::ProviderStatus;
+
+use crate::runtime::llm::PublicLlmSettings;
+use form::LlmForm;
+
+/// The LLM settings as the page knows them, shared by the panel, the top
+/// bar's provider status and the chat. Saving (from anywhere) reloads them.
+#[derive(Clone, Copy)]
+pub struct LlmSettings {
+    pub settings: Resource<Result<PublicLlmSettings, ServerFnError>>,
+    pub save: ServerAction<api::SaveLlmSettings>,
 }
 
-#[server]
-pub async fn get_settings() -> Result<PublicSettings, ServerFnError> {
-    let state = expect_context::<crate::server::state::AppState>();
-    let config = &state.config;
-    Ok(PublicSettings {
-        provider: config.llm.provider.clone(),
-        base_url: config.llm.base_url.clone(),
-        model: config.llm.model.clone(),
-        runtime: format!("{:?}", config.runtime.default).to_lowercase(),
-        data_dir: config.server.data_dir.display().to_string(),
-    })
-}
+impl LlmSettings {
+    /// Loads the settings for the page and shares them.
+    pub fn provide() -> LlmSettings {
+        let save = ServerAction::<api::SaveLlmSettings>::new();
+        let this = LlmSettings {
+            settings: Resource::new(move || save.version().get(), |_| get_llm_settings()),
+            save,
+        };
+        provide_context(this);
+        this
+    }
 
-#[component]
-pub fn SettingsPanel(open: RwSignal<bool>) -> impl IntoView {
-    let settings = Resource::new(|| (), |_| get_settings());
-    view! {
-        <aside class="settings" data-testid="settings" aria-label="Settings" class:open=move || open.get()>
-            <h2>"Settings"</h2>
-            <Transition fallback=|| view! { <p>"Loading…"</p> }>
-                {move || {
-                    settings
-                        .get()
-                        .map(|result| match result {
-                            Ok(s) => view! { <SettingsView settings=s /> }.into_any(),
-                            Err(e) => view! { <p role="alert">{e.to_string()}</p> }.into_any(),
-                        })
-                }}
-            </Transition>
-        </aside>
+    /// Saves a change; the settings reload when it is done.
+    pub fn dispatch(&self, update: crate::runtime::llm::LlmSettingsUpdate) {
+        self.save.dispatch(api::SaveLlmSettings { update });
+    }
+
+    pub fn expect() -> LlmSettings {
+        expect_context()
+    }
+
+    /// The settings, once loaded.
+    pub fn current(&self) -> Option<PublicLlmSettings> {
+        self.settings.get().and_then(Result::ok)
     }
 }
 
 #[component]
-fn SettingsView(settings: PublicSettings) -> impl IntoView {
-    let or_unset = |value: String| {
-        if value.is_empty() {
-            "(not set)".to_owned()
-        } else {
-            value
-        }
-    };
+pub fn SettingsPanel(open: RwSignal<bool>) -> impl IntoView {
+    let llm = LlmSettings::expect();
+    let info = Resource::new(|| (), |_| get_ide_info());
     view! {
-        <dl class="settings-list">
-            <dt>"Provider"</dt>
-            <dd>{or_unset(settings.provider)}</dd>
-            <dt>"Base URL"</dt>
-            <dd>{or_unset(settings.base_url)}</dd>
-            <dt>"Model"</dt>
-            <dd>{or_unset(settings.model)}</dd>
-            <dt>"Runtime"</dt>
-            <dd>{settings.runtime}</dd>
-            <dt>"Data directory"</dt>
-            <dd>{settings.data_dir}</dd>
-        </dl>
+        <aside
+            class="settings"
+            data-testid="settings"
+            aria-label="Settings"
+            class:open=move || open.get()
+        >
+            <h2>"Settings"</h2>
+            <Transition fallback=|| view! { <p>"Loading…"</p> }>
+                {move || {
+                    llm.settings
+                        .get()
+                        .map(|result| match result {
+                            Ok(s) => view! { <LlmForm settings=s open /> }.into_any(),
+                            Err(e) => view! { <p role="alert">{e.to_string()}</p> }.into_any(),
+                        })
+                }}
+                {move || {
+                    info.get()
+                        .and_then(Result::ok)
+                        .map(|info| {
+                            view! {
+                                <dl class="settings-list">
+                                    <dt>"Runtime"</dt>
+                                    <dd>{info.runtime}</dd>
+                                    <dt>"Data directory"</dt>
+                                    <dd>{info.data_dir}</dd>
+                                </dl>
+                            }
+                        })
+                }}
+            </Transition>
+        </aside>
     }
 }

@@ -1,0 +1,65 @@
+//! The settings panel's server functions. Their bodies run on the server
+//! and call into `crate::server::llm`; keys go in, never out.
+
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::llm::{LlmSettingsUpdate, PublicLlmSettings};
+
+/// Facts about the IDE that the panel shows, read-only.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IdeInfo {
+    pub runtime: String,
+    pub data_dir: String,
+}
+
+#[server]
+pub async fn get_ide_info() -> Result<IdeInfo, ServerFnError> {
+    let state = expect_context::<crate::server::state::AppState>();
+    Ok(IdeInfo {
+        runtime: format!("{:?}", state.config.runtime.default).to_lowercase(),
+        data_dir: state.config.server.data_dir.display().to_string(),
+    })
+}
+
+/// The effective LLM settings; whether a key is set, never the key.
+#[server]
+pub async fn get_llm_settings() -> Result<PublicLlmSettings, ServerFnError> {
+    let state = expect_context::<crate::server::state::AppState>();
+    Ok(state.llm.public_settings())
+}
+
+/// Saves the panel's values; the key only when a new one is typed or it is
+/// cleared. Returns the new effective settings.
+#[server(input = Json)]
+pub async fn save_llm_settings(
+    update: LlmSettingsUpdate,
+) -> Result<PublicLlmSettings, ServerFnError> {
+    same_origin_only().await?;
+    let state = expect_context::<crate::server::state::AppState>();
+    state
+        .llm
+        .save(&update)
+        .map_err(|e| ServerFnError::new(e.to_string()))
+}
+
+/// The models of a provider (from its `/v1/models`, else the configured
+/// list), with the key stored for that provider.
+#[server(input = Json)]
+pub async fn list_models(provider: String, base_url: String) -> Result<Vec<String>, ServerFnError> {
+    use crate::server::llm::settings::Layer;
+    same_origin_only().await?;
+    let state = expect_context::<crate::server::state::AppState>();
+    let nonempty = |s: &str| Some(s.trim()).filter(|s| !s.is_empty()).map(str::to_owned);
+    let (provider, base_url) = (nonempty(&provider), nonempty(&base_url));
+    let layer = Layer::command_line(provider.as_deref(), base_url.as_deref(), None, None);
+    let llm = state.llm.resolve_with(layer);
+    Ok(state.llm.list_models(&llm).await)
+}
+
+#[cfg(feature = "ssr")]
+async fn same_origin_only() -> Result<(), ServerFnError> {
+    let headers: axum::http::HeaderMap = leptos_axum::extract().await?;
+    crate::server::llm::origin::same_origin(&headers).map_err(ServerFnError::new)
+}
