@@ -201,6 +201,7 @@ fn main() {
     println!("|---|---|---|---|---|---|");
     for (pace, delay) in [
         ("no delay", Duration::ZERO),
+        ("1 token / 1 ms", Duration::from_millis(1)),
         ("1 token / 10 ms", Duration::from_millis(10)),
     ] {
         for streams in [1, 100] {

@@ -666,3 +666,64 @@ async fn ask_reports_failures_and_exits_non_zero() {
         "{stderr}"
     );
 }
+
+/// The IDE page, rendered by the server with `stored` saved in the settings.
+async fn render_page(stored: LlmSettingsUpdate) -> String {
+    use rivet::server::state::AppState;
+    use tower::ServiceExt;
+    let data = tempfile::tempdir().unwrap();
+    let mut config = Config::defaults();
+    config.server.data_dir = data.path().to_owned();
+    let options = leptos::config::LeptosOptions::builder()
+        .output_name("rivet")
+        .site_root("target/site")
+        .build();
+    let state = AppState::new(options, config);
+    state.llm.save(&stored).unwrap();
+    let response = rivet::server::http::app(state)
+        .oneshot(
+            axum::http::Request::get("/p/someproject")
+                .body(axum::body::Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    String::from_utf8(body.to_vec()).unwrap()
+}
+
+#[tokio::test]
+async fn the_page_shows_the_settings_but_never_the_key() {
+    let key = "sk-page-test-0123456789abcdef";
+    let html = render_page(LlmSettingsUpdate {
+        provider: "openai".into(),
+        model: "gpt-4.1-mini".into(),
+        key: KeyUpdate::Set(key.into()),
+        ..LlmSettingsUpdate::default()
+    })
+    .await;
+    for id in ["settings-provider", "settings-model", "settings-api-key", "settings-save", "llm-status"] {
+        assert!(html.contains(&format!("data-testid=\"{id}\"")), "missing {id}");
+    }
+    assert!(html.contains("OpenAI · gpt-4.1-mini"));
+    assert!(!html.contains("sk-page-test"), "the key reached the page");
+
+    let html = render_page(LlmSettingsUpdate {
+        provider: "demo".into(),
+        ..LlmSettingsUpdate::default()
+    })
+    .await;
+    assert!(html.contains("Demo: replayed answers, not a live model"));
+    assert!(html.contains("data-testid=\"settings-demo-note\""));
+
+    // Custom without a URL: not configured, whatever the environment holds.
+    let html = render_page(LlmSettingsUpdate {
+        provider: "custom".into(),
+        ..LlmSettingsUpdate::default()
+    })
+    .await;
+    assert!(html.contains("No model provider is configured"));
+    assert!(html.contains("data-testid=\"llm-use-demo\""));
+}
