@@ -704,8 +704,17 @@ async fn the_page_shows_the_settings_but_never_the_key() {
         ..LlmSettingsUpdate::default()
     })
     .await;
-    for id in ["settings-provider", "settings-model", "settings-api-key", "settings-save", "llm-status"] {
-        assert!(html.contains(&format!("data-testid=\"{id}\"")), "missing {id}");
+    for id in [
+        "settings-provider",
+        "settings-model",
+        "settings-api-key",
+        "settings-save",
+        "llm-status",
+    ] {
+        assert!(
+            html.contains(&format!("data-testid=\"{id}\"")),
+            "missing {id}"
+        );
     }
     assert!(html.contains("OpenAI · gpt-4.1-mini"));
     assert!(!html.contains("sk-page-test"), "the key reached the page");

@@ -31,6 +31,17 @@ pub enum Ending {
     Cut,
 }
 
+impl Ending {
+    /// The `finish_reason` the answer ends with.
+    fn finish_reason(self) -> &'static str {
+        match self {
+            Ending::Length => "length",
+            Ending::ToolCalls => "tool_calls",
+            Ending::Stop | Ending::Cut => "stop",
+        }
+    }
+}
+
 enum Phase {
     Role,
     Content,
@@ -248,11 +259,7 @@ impl Reply {
                 }
                 Phase::Finish => {
                     self.phase = Phase::Usage;
-                    let reason = match self.ending {
-                        Ending::Length => "length",
-                        Ending::ToolCalls => "tool_calls",
-                        Ending::Stop | Ending::Cut => "stop",
-                    };
+                    let reason = self.ending.finish_reason();
                     return Self::data(self.chunk(json!({}), Some(reason)), 0);
                 }
                 Phase::Usage => {
@@ -319,11 +326,7 @@ impl Reply {
                 calls[i]["function"]["arguments"] = Value::String(so_far + args);
             }
         }
-        let reason = match self.ending {
-            Ending::Length => "length",
-            Ending::ToolCalls => "tool_calls",
-            Ending::Stop | Ending::Cut => "stop",
-        };
+        let reason = self.ending.finish_reason();
         let mut message = json!({"role": "assistant", "content": content});
         if !calls.is_empty() {
             message["tool_calls"] = Value::Array(calls);
