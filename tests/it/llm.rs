@@ -639,6 +639,25 @@ async fn ask_prints_the_answer() {
 }
 
 #[tokio::test]
+async fn ask_prints_the_parser_events() {
+    use rivet::runtime::protocol::{Event, Parser, merge_adjacent};
+    let mock = Mock::start(&[]);
+    let url = mock.base_url();
+    let (code, stdout, stderr) = rivet_ask(&["--base-url", &url, "--events", "build a todo app"]);
+    assert_eq!(code, 0, "{stderr}");
+    let events: Vec<Event> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    // Streamed in 4-character chunks, the events equal those of the whole
+    // answer parsed at once, adjacent pieces merged.
+    let whole = Parser::parse("message", &transcript("todo-react.txt"));
+    assert_eq!(merge_adjacent(events), merge_adjacent(whole));
+    let (code, _, stderr) = rivet_ask(&["--base-url", &url, "--events", "--raw", "x"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+#[tokio::test]
 async fn ask_reports_failures_and_exits_non_zero() {
     let mock = Mock::start(&[]);
     let url = mock.base_url();

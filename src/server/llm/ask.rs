@@ -2,6 +2,10 @@
 //! configuration and system prompt. For scripts, and for checking that a
 //! provider works.
 //!
+//! Output: the answer's text as it arrives (progress and usage on stderr);
+//! with `--raw` exactly the model's text and nothing else; with `--events`
+//! the bolt parser's events as JSON Lines, as `rivet parse` writes them.
+//!
 //! Exit status: 0 when the answer is complete, 1 when the request failed or
 //! the stream was cut (what arrived is printed first), 3 when the answer
 //! still hit the length limit after the continuations, 130 when stopped
@@ -19,6 +23,7 @@ use super::prompt::{ProjectFile, PromptContext, RuntimeDescription, system_promp
 use super::service::LlmService;
 use super::settings::Layer;
 use crate::runtime::llm::{FinishReason, LlmError, LlmEvent};
+use crate::runtime::protocol::{Event, Parser};
 use crate::server::config::Config;
 
 #[derive(Debug, clap::Args)]
@@ -35,8 +40,11 @@ pub struct AskArgs {
     #[arg(long)]
     pub api_key: Option<String>,
     /// Print exactly the model's text (continuations spliced), nothing else.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "events")]
     pub raw: bool,
+    /// Print the bolt parser's events as JSON Lines, as `rivet parse` does.
+    #[arg(long)]
+    pub events: bool,
     /// Include this directory's files in the system prompt, as the IDE does
     /// for a project.
     #[arg(long)]
@@ -92,9 +100,22 @@ pub async fn run(args: AskArgs, config: Config) -> anyhow::Result<ExitCode> {
         }
     });
     let raw = args.raw;
-    let outcome = chat(&llm, request, cancel, |event| print_event(&event, raw)).await;
-    if !raw && !outcome.text.is_empty() && !outcome.text.ends_with('\n') {
-        println!();
+    let mut output = if args.events {
+        Output::Events(Box::new(Parser::new(MESSAGE_ID)))
+    } else {
+        Output::Text
+    };
+    let outcome = chat(&llm, request, cancel, |event| {
+        output.show(&event);
+        print_progress(&event, raw);
+    })
+    .await;
+    match output {
+        Output::Events(parser) => write_events(parser.finish()),
+        Output::Text if !raw && !outcome.text.is_empty() && !outcome.text.ends_with('\n') => {
+            println!()
+        }
+        Output::Text => {}
     }
     Ok(match outcome.result {
         Ok(FinishReason::Length) => {
@@ -110,14 +131,46 @@ pub async fn run(args: AskArgs, config: Config) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Text to stdout as it arrives; progress (unless `raw`) and errors to stderr.
-fn print_event(event: &LlmEvent, raw: bool) {
-    match event {
-        LlmEvent::Delta { text } => {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(text.as_bytes());
-            let _ = out.flush();
+/// The message id given to the parser, as `rivet parse` does by default.
+const MESSAGE_ID: &str = "message";
+
+/// What goes to stdout.
+enum Output {
+    /// The answer's text.
+    Text,
+    /// The parser's events for it, as JSON Lines.
+    Events(Box<Parser>),
+}
+
+impl Output {
+    fn show(&mut self, event: &LlmEvent) {
+        let LlmEvent::Delta { text } = event else {
+            return;
+        };
+        match self {
+            Output::Text => {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+            }
+            Output::Events(parser) => write_events(parser.push(text)),
         }
+    }
+}
+
+fn write_events(events: impl IntoIterator<Item = Event>) {
+    let mut out = std::io::stdout().lock();
+    for event in events {
+        let _ = serde_json::to_writer(&mut out, &event);
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
+}
+
+/// Progress (unless `raw`) and errors, to stderr.
+fn print_progress(event: &LlmEvent, raw: bool) {
+    match event {
+        LlmEvent::Delta { .. } => {}
         LlmEvent::Failed { error } => {
             // The partial answer on stdout ends first, so the message is not glued to it.
             let _ = std::io::stdout().flush();

@@ -294,6 +294,8 @@ struct Asked {
     /// The answer being continued: the assistant message before the last
     /// user message.
     previous_answer: Option<String>,
+    /// The user message that answer replied to.
+    previous_question: String,
     /// Assistant messages after the last user message (tool turns).
     turns_taken: usize,
 }
@@ -316,6 +318,10 @@ fn read_request(body: &Value) -> Asked {
         .filter(|m| m["role"] == "assistant")
         .map(text)
         .filter(|t| !t.is_empty());
+    let previous_question = last_user_at
+        .and_then(|i| messages[..i].iter().rposition(|m| m["role"] == "user"))
+        .map(|i| text(&messages[i]))
+        .unwrap_or_default();
     let prompt_bytes: usize = messages.iter().map(|m| text(m).len()).sum();
     Asked {
         model: body["model"].as_str().unwrap_or_default().to_owned(),
@@ -326,6 +332,7 @@ fn read_request(body: &Value) -> Asked {
         last_user: last_user_at.map(|i| text(&messages[i])).unwrap_or_default(),
         prompt_tokens: (prompt_bytes as u64).div_ceil(4),
         previous_answer,
+        previous_question,
         turns_taken: last_user_at.map_or(0, |i| {
             messages[i + 1..]
                 .iter()
@@ -336,19 +343,29 @@ fn read_request(body: &Value) -> Asked {
 }
 
 /// The transcript and offset a request resumes, when its previous answer
-/// is a strict beginning of a text transcript.
-fn find_resume(transcripts: &[Transcript], previous: &str) -> Option<(usize, usize)> {
-    transcripts
-        .iter()
-        .enumerate()
-        .find_map(|(i, t)| match &t.body {
-            TranscriptBody::Text(body)
-                if body.len() > previous.len() && body.starts_with(previous) =>
-            {
-                Some((i, previous.len()))
-            }
-            _ => None,
-        })
+/// is a strict beginning of a text transcript. Transcripts may share a
+/// beginning; then the one the question that started the answer picks wins,
+/// as it did when the answer began.
+fn find_resume(
+    transcripts: &[Transcript],
+    previous: &str,
+    question: &str,
+) -> Option<(usize, usize)> {
+    let extends = |t: &Transcript| {
+        matches!(&t.body, TranscriptBody::Text(body)
+            if body.len() > previous.len() && body.starts_with(previous))
+    };
+    let candidates: Vec<usize> = (0..transcripts.len())
+        .filter(|&i| extends(&transcripts[i]))
+        .collect();
+    let words = transcript::words(question);
+    let picked = candidates.into_iter().max_by_key(|&i| {
+        (
+            transcript::score(&transcripts[i], &words),
+            std::cmp::Reverse(i),
+        )
+    })?;
+    Some((picked, previous.len()))
 }
 
 async fn completions(
@@ -376,7 +393,7 @@ async fn completions(
     let resume = asked
         .previous_answer
         .as_deref()
-        .and_then(|prev| find_resume(transcripts, prev));
+        .and_then(|prev| find_resume(transcripts, prev, &asked.previous_question));
     let chosen = match resume {
         Some((i, _)) => Some(i),
         None if transcripts.is_empty() => None,
@@ -717,6 +734,24 @@ mod tests {
         ]);
         let (_, _, body) = post(&app, ask(msgs), None).await;
         assert!(!body.contains("efghij\""), "{body}");
+    }
+
+    #[tokio::test]
+    async fn continuations_of_a_shared_beginning_follow_the_question() {
+        let app = router(config(&[
+            ("broken-app.txt", "abcdef-broken"),
+            ("good-app.txt", "abcdef-good"),
+        ]));
+        for (question, rest) in [("the good one", "-good"), ("the broken one", "-broken")] {
+            let msgs = json!([
+                {"role": "user", "content": question},
+                {"role": "assistant", "content": "abcdef"},
+                {"role": "user", "content": "continue"}
+            ]);
+            let (_, _, body) = post(&app, ask(msgs), None).await;
+            let v: Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(v["choices"][0]["message"]["content"], rest, "{question}");
+        }
     }
 
     #[tokio::test]
