@@ -3,7 +3,9 @@
 //! HTTP or the DOM.
 
 pub mod action;
+pub mod host;
 pub mod llm;
+pub mod preview;
 pub mod project;
 pub mod protocol;
 pub mod session;

@@ -1,0 +1,368 @@
+//! The contract between the actions and the place they run in: a project's
+//! files, its processes and the ports its servers listen on.
+//!
+//! Two runtimes implement it: the server sandbox (`crate::server::sandbox`)
+//! and, in the browser, the WebContainer. The trait is object-safe, so the
+//! action runner holds an `Arc<dyn Runtime>` and does not know which one runs.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+/// A stream of events or output chunks. Native streams are `Send` so any task
+/// can drive them; the browser has one thread and its streams are not.
+#[cfg(not(target_arch = "wasm32"))]
+pub type EventStream<T> = futures::stream::BoxStream<'static, T>;
+#[cfg(target_arch = "wasm32")]
+pub type EventStream<T> = futures::stream::LocalBoxStream<'static, T>;
+
+/// `Send + Sync` on native targets, nothing in the browser.
+#[cfg(not(target_arch = "wasm32"))]
+pub trait MaybeSendSync: Send + Sync {}
+#[cfg(not(target_arch = "wasm32"))]
+impl<T: Send + Sync + ?Sized> MaybeSendSync for T {}
+#[cfg(target_arch = "wasm32")]
+pub trait MaybeSendSync {}
+#[cfg(target_arch = "wasm32")]
+impl<T: ?Sized> MaybeSendSync for T {}
+
+/// A terminal's size in character cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PtySize {
+    pub cols: u16,
+    pub rows: u16,
+}
+
+impl Default for PtySize {
+    fn default() -> Self {
+        PtySize { cols: 80, rows: 24 }
+    }
+}
+
+/// Whether a command is expected to finish (`npm install`) or to keep running
+/// (`npm run dev`). Only commands get the wall-clock timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CommandKind {
+    #[default]
+    Command,
+    Server,
+}
+
+/// What to run: a shell command line, run with `bash -c` in the project's
+/// directory.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CommandSpec {
+    pub command: String,
+    /// Variables added to the runtime's own small environment.
+    pub env: Vec<(String, String)>,
+    /// Run on a pseudo-terminal of this size instead of pipes.
+    pub pty: Option<PtySize>,
+    /// Overrides the runtime's wall-clock limit for a `Command`.
+    pub timeout: Option<Duration>,
+    pub kind: CommandKind,
+}
+
+impl CommandSpec {
+    /// A command expected to finish.
+    pub fn command(command: impl Into<String>) -> CommandSpec {
+        CommandSpec {
+            command: command.into(),
+            ..CommandSpec::default()
+        }
+    }
+
+    /// A long-running server (no wall-clock limit).
+    pub fn server(command: impl Into<String>) -> CommandSpec {
+        CommandSpec {
+            command: command.into(),
+            kind: CommandKind::Server,
+            ..CommandSpec::default()
+        }
+    }
+
+    pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> CommandSpec {
+        self.env.push((name.into(), value.into()));
+        self
+    }
+
+    pub fn with_pty(mut self, size: PtySize) -> CommandSpec {
+        self.pty = Some(size);
+        self
+    }
+
+    pub fn with_timeout(mut self, timeout: Duration) -> CommandSpec {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+/// A resource limit a process can run into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    Memory,
+    Processes,
+    FileSize,
+    OpenFiles,
+    CpuTime,
+    WallClock,
+}
+
+impl Limit {
+    /// The configuration key that sets this limit.
+    pub fn config_key(self) -> &'static str {
+        match self {
+            Limit::Memory => "sandbox.memory_mb",
+            Limit::Processes => "sandbox.max_processes",
+            Limit::FileSize => "sandbox.file_size_mb",
+            Limit::OpenFiles => "sandbox.open_files",
+            Limit::CpuTime => "sandbox.cpu_secs",
+            Limit::WallClock => "sandbox.timeout_secs",
+        }
+    }
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ExitStatus {
+    /// The exit code, when the process exited by itself.
+    pub code: Option<i32>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<i32>,
+    /// The resource limit it ran into, if any.
+    pub limit_hit: Option<Limit>,
+    /// Whether the wall-clock limit stopped it.
+    pub timed_out: bool,
+    /// A sentence for the person (and the model) saying why it stopped, when
+    /// the reason is more than an exit code, e.g. "stopped: CPU time limit of
+    /// 600 s reached (sandbox.cpu_secs)".
+    pub message: Option<String>,
+}
+
+impl ExitStatus {
+    pub fn success(&self) -> bool {
+        self.code == Some(0) && self.signal.is_none() && self.limit_hit.is_none() && !self.timed_out
+    }
+}
+
+/// A server inside the runtime started or stopped listening.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum PortEvent {
+    Opened { port: u16 },
+    Closed { port: u16 },
+}
+
+/// A path in the project changed: created, written, renamed or removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FsEvent {
+    pub path: String,
+    /// Whether the path no longer exists.
+    pub removed: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryKind {
+    File,
+    Dir,
+    Symlink,
+    Other,
+}
+
+/// One entry of a directory listing; `path` is relative to the project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirEntry {
+    pub path: String,
+    pub kind: EntryKind,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+pub enum RuntimeError {
+    #[error("invalid path {path:?}: {reason}")]
+    InvalidPath { path: String, reason: String },
+    #[error("{path}: no such file or directory")]
+    NotFound { path: String },
+    #[error("{op} {path}: {message}")]
+    Io {
+        op: String,
+        path: String,
+        message: String,
+    },
+    #[error("invalid command: {0}")]
+    InvalidCommand(String),
+    /// The runtime cannot run anything (not installed, closed, shutting down).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// A running process.
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
+pub trait Process: MaybeSendSync {
+    /// The process id inside the runtime.
+    fn pid(&self) -> u32;
+    /// The output (stdout and stderr interleaved, or the terminal's output),
+    /// once: take it right after spawning, or early output is dropped when
+    /// nobody reads it.
+    fn take_output(&self) -> Option<EventStream<Vec<u8>>>;
+    /// Resolves when the process has ended; can be awaited any number of times.
+    async fn wait(&self) -> ExitStatus;
+    /// Kills the process and everything it started.
+    async fn kill(&self) -> Result<(), RuntimeError>;
+    async fn write_stdin(&self, data: &[u8]) -> Result<(), RuntimeError>;
+    /// Closes stdin, so a command reading it sees the end of its input (a
+    /// command's stdin stays open until then; a terminal has none to close).
+    async fn close_stdin(&self);
+    /// Resizes the process's terminal; an error for a process without one.
+    async fn resize(&self, size: PtySize) -> Result<(), RuntimeError>;
+}
+
+/// Where a project's actions run. Paths are project-relative (`src/App.jsx`),
+/// checked by [`WorkspacePath::parse`].
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
+pub trait Runtime: MaybeSendSync {
+    async fn read_file(&self, path: &str) -> Result<Vec<u8>, RuntimeError>;
+    /// Writes a whole file, creating its parent directories.
+    async fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), RuntimeError>;
+    /// `mkdir -p`.
+    async fn mkdir(&self, path: &str) -> Result<(), RuntimeError>;
+    /// Removes a file, or a directory with everything in it.
+    async fn remove(&self, path: &str) -> Result<(), RuntimeError>;
+    /// Moves a file or directory, creating the destination's parents.
+    async fn rename(&self, from: &str, to: &str) -> Result<(), RuntimeError>;
+    /// The entries of one directory (`""` is the project's root).
+    async fn list(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError>;
+    /// Every entry under a directory, sorted by path. `node_modules` and
+    /// `.git` are listed but not entered.
+    async fn list_tree(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError>;
+    /// Changes to the project's files from now on, whoever made them (the
+    /// actions, the editor, or a process in the runtime).
+    fn fs_events(&self) -> EventStream<FsEvent>;
+    async fn spawn(&self, spec: CommandSpec) -> Result<Box<dyn Process>, RuntimeError>;
+    /// Servers starting and stopping to listen, from now on.
+    fn port_events(&self) -> EventStream<PortEvent>;
+    /// The ports servers listen on right now.
+    async fn open_ports(&self) -> Vec<u16>;
+}
+
+/// A checked project-relative path: no absolute paths, no `..`, no NUL, and
+/// nothing inside `.git` (the history is the IDE's to write, never an
+/// action's). `""` and `"."` mean the project's root.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WorkspacePath(String);
+
+impl WorkspacePath {
+    /// Longest accepted path, in bytes, and longest name in it.
+    pub const MAX_LEN: usize = 4096;
+    pub const MAX_NAME: usize = 255;
+
+    pub fn parse(raw: &str) -> Result<WorkspacePath, RuntimeError> {
+        let invalid = |reason: &str| RuntimeError::InvalidPath {
+            path: raw.to_owned(),
+            reason: reason.to_owned(),
+        };
+        if raw.len() > Self::MAX_LEN {
+            return Err(invalid("too long"));
+        }
+        if raw.contains('\0') {
+            return Err(invalid("contains a NUL byte"));
+        }
+        if raw.starts_with('/') || raw.starts_with('\\') {
+            return Err(invalid("absolute paths are not allowed"));
+        }
+        let mut parts = Vec::new();
+        for part in raw.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => return Err(invalid("`..` is not allowed")),
+                ".git" => return Err(invalid("`.git` belongs to the IDE")),
+                name if name.len() > Self::MAX_NAME => return Err(invalid("a name is too long")),
+                name => parts.push(name),
+            }
+        }
+        Ok(WorkspacePath(parts.join("/")))
+    }
+
+    /// The normalised path; empty for the root.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Display for WorkspacePath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_empty() { "." } else { &self.0 })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(input: &str, expect: Result<&str, &str>) {
+        let got = WorkspacePath::parse(input);
+        match (got, expect) {
+            (Ok(path), Ok(want)) => assert_eq!(path.as_str(), want, "{input:?}"),
+            (Err(RuntimeError::InvalidPath { reason, .. }), Err(want)) => {
+                assert!(reason.contains(want), "{input:?}: {reason}")
+            }
+            (got, want) => panic!("{input:?}: got {got:?}, want {want:?}"),
+        }
+    }
+
+    #[test]
+    fn workspace_paths_are_normalised_or_refused() {
+        check("src/App.jsx", Ok("src/App.jsx"));
+        check("./src//main.jsx", Ok("src/main.jsx"));
+        check("src/./a/", Ok("src/a"));
+        check("", Ok(""));
+        check(".", Ok(""));
+        check(".gitignore", Ok(".gitignore"));
+        check("a/.github/x.yml", Ok("a/.github/x.yml"));
+        check("..", Err("`..`"));
+        check("src/../../etc/passwd", Err("`..`"));
+        check("/etc/passwd", Err("absolute"));
+        check("\\\\server\\share", Err("absolute"));
+        check("a\0b", Err("NUL"));
+        check(".git/hooks/pre-commit", Err(".git"));
+        check("sub/.git/config", Err(".git"));
+        check(".git", Err(".git"));
+        check(&"x".repeat(256), Err("name is too long"));
+        check(&"a/".repeat(2100), Err("too long"));
+    }
+
+    #[test]
+    fn only_clean_exits_succeed() {
+        let ok = ExitStatus {
+            code: Some(0),
+            ..ExitStatus::default()
+        };
+        assert!(ok.success());
+        for failed in [
+            ExitStatus {
+                code: Some(1),
+                ..ExitStatus::default()
+            },
+            ExitStatus {
+                signal: Some(9),
+                ..ExitStatus::default()
+            },
+            ExitStatus {
+                code: Some(0),
+                timed_out: true,
+                ..ExitStatus::default()
+            },
+        ] {
+            assert!(!failed.success(), "{failed:?}");
+        }
+    }
+}
