@@ -7,5 +7,6 @@ pub mod http;
 pub mod llm;
 pub mod parse_cmd;
 pub mod projects;
+pub mod sandbox;
 pub mod serve;
 pub mod state;

@@ -29,17 +29,33 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the IDE (the default).
-    Serve,
+    Serve(ServeArgs),
     /// Parse a model's answer from stdin into bolt protocol events (JSON Lines).
     Parse(super::parse_cmd::ParseArgs),
     /// Serve an OpenAI-compatible API that replays scripted answers.
     MockLlm(super::llm::mock::MockArgs),
     /// Ask the configured model once and stream the answer to stdout.
     Ask(super::llm::ask::AskArgs),
+    /// Runs inside a project's sandbox; started by `rivet serve`.
+    #[command(hide = true)]
+    SandboxAgent(super::sandbox::AgentArgs),
+}
+
+#[derive(Debug, Default, clap::Args)]
+pub struct ServeArgs {
+    /// Run project commands directly on this machine, WITHOUT any isolation
+    /// (when bubblewrap is unavailable). Every command logs a warning.
+    #[arg(long)]
+    pub unsafe_no_sandbox: bool,
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The agent reads no configuration (its directory is the project's) and
+    // reports to the IDE, which logs its stderr.
+    if let Some(Command::SandboxAgent(args)) = &cli.command {
+        return super::sandbox::agent::main(args.clone());
+    }
     init_tracing();
     match run(cli) {
         Ok(code) => code,
@@ -59,8 +75,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir()?;
     let config = Config::load(&cli.config, &cwd)?;
     let runtime = tokio::runtime::Runtime::new()?;
-    match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => runtime.block_on(super::serve::serve(config))?,
+    match cli.command.unwrap_or(Command::Serve(ServeArgs::default())) {
+        Command::Serve(args) => runtime.block_on(super::serve::serve(config, args))?,
+        Command::SandboxAgent(_) => unreachable!("handled before tracing starts"),
         Command::Parse(_) => unreachable!("handled before the configuration is loaded"),
         Command::MockLlm(args) => runtime.block_on(super::llm::mock::run(args))?,
         Command::Ask(args) => return runtime.block_on(super::llm::ask::run(args, config)),

@@ -61,8 +61,10 @@ pub struct SandboxConfig {
     pub open_files: u64,
     pub cpu_secs: u64,
     pub timeout_secs: u64,
+    pub tmp_mb: u64,
     pub network: bool,
     pub shared_npm_cache: bool,
+    pub host_uid: u32,
 }
 
 #[derive(Debug, thiserror::Error)]

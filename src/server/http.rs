@@ -1,6 +1,7 @@
 //! The axum application: Leptos pages and server functions, plus the plain
-//! HTTP routes (health check; later the terminal WebSocket and the preview
-//! proxy), all behind the cross-origin isolation headers.
+//! HTTP routes (health check, the terminal WebSocket, the preview redirect),
+//! all behind the cross-origin isolation headers; previews are proxied from
+//! their own origins before any of it.
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -10,6 +11,7 @@ use leptos_axum::{LeptosRoutes, generate_route_list};
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use super::projects::ProjectError;
+use super::sandbox;
 use super::state::AppState;
 use crate::app::{App, shell};
 
@@ -21,6 +23,7 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/", get(open_latest_project))
         .route("/new", get(open_new_project))
+        .merge(sandbox::routes())
         .leptos_routes_with_context(
             &state,
             routes,
@@ -38,6 +41,11 @@ pub fn app(state: AppState) -> Router {
         .layer(isolation_header(
             "cross-origin-embedder-policy",
             "credentialless",
+        ))
+        // Outermost: a preview host is proxied before any IDE route can answer.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            sandbox::preview_guard,
         ))
         .with_state(state)
 }
@@ -127,6 +135,76 @@ mod tests {
 
     fn location(response: &axum::response::Response) -> String {
         response.headers()["location"].to_str().unwrap().to_owned()
+    }
+
+    async fn send(request: Request<Body>) -> axum::response::Response {
+        let (state, _data) = state();
+        app(state).oneshot(request).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn preview_hosts_never_reach_the_ide() {
+        for path in ["/healthz", "/", "/api/projects/demo/terminals/1/ws"] {
+            let request = Request::get(path)
+                .header("host", "demo-5173.preview.localhost:3000")
+                .body(Body::empty())
+                .unwrap();
+            let response = send(request).await;
+            assert_eq!(response.status(), StatusCode::BAD_GATEWAY, "{path}");
+            assert_eq!(
+                response.headers()["cross-origin-resource-policy"],
+                "cross-origin"
+            );
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap();
+            let html = String::from_utf8(body.to_vec()).unwrap();
+            assert!(
+                html.contains("Nothing is listening on port 5173 in project demo"),
+                "{html}"
+            );
+        }
+        let request = Request::get("/healthz")
+            .header("host", "nonsense.preview.localhost:3000")
+            .body(Body::empty())
+            .unwrap();
+        assert_eq!(send(request).await.status(), StatusCode::NOT_FOUND);
+    }
+
+    #[tokio::test]
+    async fn the_ide_refuses_requests_from_previews() {
+        let request = Request::post("/healthz")
+            .header("host", "127.0.0.1:3000")
+            .header("origin", "http://demo-5173.preview.localhost:3000")
+            .body(Body::empty())
+            .unwrap();
+        assert_eq!(send(request).await.status(), StatusCode::FORBIDDEN);
+    }
+
+    #[tokio::test]
+    async fn preview_paths_redirect_to_the_preview_origin() {
+        for (path, location) in [
+            (
+                "/preview/demo/5173",
+                "http://demo-5173.preview.localhost:3000/",
+            ),
+            (
+                "/preview/demo/5173/",
+                "http://demo-5173.preview.localhost:3000/",
+            ),
+            (
+                "/preview/demo/5173/src/App.jsx?t=1",
+                "http://demo-5173.preview.localhost:3000/src/App.jsx?t=1",
+            ),
+        ] {
+            let request = Request::get(path)
+                .header("host", "127.0.0.1:3000")
+                .body(Body::empty())
+                .unwrap();
+            let response = send(request).await;
+            assert_eq!(response.status(), StatusCode::TEMPORARY_REDIRECT, "{path}");
+            assert_eq!(response.headers()["location"], location, "{path}");
+        }
     }
 
     #[tokio::test]

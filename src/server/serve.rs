@@ -7,15 +7,19 @@ use leptos::config::get_configuration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::config::Config;
+use std::sync::Arc;
+
+use super::cli::ServeArgs;
+use super::config::{Config, RuntimeKind};
 use super::http::app;
+use super::sandbox::{SandboxManager, SandboxSettings};
 use super::state::AppState;
 
 /// How long open connections (streams, terminals) get to finish after a
 /// shutdown signal before the server stops regardless.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
-pub async fn serve(config: Config) -> anyhow::Result<()> {
+pub async fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&config.server.data_dir).with_context(|| {
         format!(
             "cannot create the data directory {}",
@@ -27,20 +31,33 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let leptos_options = get_configuration(None)
         .context("reading the LEPTOS_* site settings")?
         .leptos_options;
+    let sandbox = start_sandbox(&config, &args)?;
     let listener = TcpListener::bind(&config.server.addr)
         .await
         .with_context(|| format!("cannot listen on {}", config.server.addr))?;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, data_dir = %config.server.data_dir.display(), "Rivet is listening on http://{addr}");
+    if !addr.ip().is_loopback() {
+        tracing::warn!(
+            %addr,
+            "the IDE listens beyond loopback: sandboxed code with network access can reach it \
+             through this machine's own addresses (see docs/sandbox.md); keep server.addr on \
+             127.0.0.1 behind an authenticating proxy"
+        );
+    }
 
-    let state = AppState::new(leptos_options, config);
+    let state = AppState::with_sandbox(leptos_options, config, sandbox.clone());
     let shutdown = CancellationToken::new();
     tokio::spawn({
         let shutdown = shutdown.clone();
+        let sandbox = sandbox.clone();
         async move {
             shutdown_signal().await;
             tracing::info!("shutting down");
             shutdown.cancel();
+            // Terminals and previews end with their sandboxes, which lets
+            // the graceful shutdown finish.
+            sandbox.shutdown().await;
         }
     });
     let server = axum::serve(listener, app(state)).with_graceful_shutdown({
@@ -54,8 +71,28 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             tokio::time::sleep(SHUTDOWN_GRACE).await;
         } => tracing::warn!("connections still open after {SHUTDOWN_GRACE:?}; closing them"),
     }
+    sandbox.shutdown().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The sandbox manager, after checking that sandboxes can run here.
+fn start_sandbox(config: &Config, args: &ServeArgs) -> anyhow::Result<Arc<SandboxManager>> {
+    let sandbox = SandboxManager::new(SandboxSettings::from_config(config, args.unsafe_no_sandbox));
+    if args.unsafe_no_sandbox {
+        tracing::warn!(
+            "--unsafe-no-sandbox: project commands run on this machine WITHOUT isolation"
+        );
+        return Ok(sandbox);
+    }
+    match sandbox.check() {
+        Ok(()) => {}
+        Err(e) if config.runtime.default == RuntimeKind::Sandbox => {
+            return Err(anyhow::Error::new(e).context("the sandbox runtime cannot start"));
+        }
+        Err(e) => tracing::warn!("the sandbox runtime is unavailable: {e}"),
+    }
+    Ok(sandbox)
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.

@@ -8,6 +8,7 @@ use leptos::config::LeptosOptions;
 use super::config::Config;
 use super::llm::LlmService;
 use super::projects::Projects;
+use super::sandbox::{SandboxManager, SandboxSettings};
 
 /// Cheap to clone: everything inside is shared.
 #[derive(Clone)]
@@ -16,16 +17,28 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub projects: Projects,
     pub llm: Arc<LlmService>,
+    /// Every project's sandbox: files, processes, terminals, previews.
+    pub sandbox: Arc<SandboxManager>,
 }
 
 impl AppState {
     pub fn new(leptos_options: LeptosOptions, config: Config) -> AppState {
+        let sandbox = SandboxManager::new(SandboxSettings::from_config(&config, false));
+        AppState::with_sandbox(leptos_options, config, sandbox)
+    }
+
+    pub fn with_sandbox(
+        leptos_options: LeptosOptions,
+        config: Config,
+        sandbox: Arc<SandboxManager>,
+    ) -> AppState {
         let config = Arc::new(config);
         AppState {
             leptos_options,
             projects: Projects::new(&config.server.data_dir),
             llm: Arc::new(LlmService::new(config.clone())),
             config,
+            sandbox,
         }
     }
 }

@@ -4,3 +4,4 @@
 
 mod llm;
 mod protocol;
+mod sandbox;

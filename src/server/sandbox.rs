@@ -1,0 +1,295 @@
+//! The server sandbox: every project runs in its own bubblewrap sandbox, a
+//! small machine of its own (processes, network, files) that sees nothing of
+//! the host but the project. See `docs/sandbox.md` for the design and the
+//! threat model.
+//!
+//! [`SandboxManager`] starts a project's sandbox on first use and kills it on
+//! [`SandboxManager::close_project`] and [`SandboxManager::shutdown`]. Its
+//! [`Runtime`] (from [`SandboxManager::runtime`]) is what actions use;
+//! [`routes`] adds the terminal WebSocket and the preview redirect, and
+//! [`preview_guard`] serves previews from their own origins.
+
+pub mod agent;
+mod client;
+mod fsops;
+mod launch;
+mod limits;
+mod ports;
+mod preview;
+mod process;
+mod protocol;
+mod runtime;
+mod sys;
+mod terminal;
+mod watch;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use axum::Router;
+use axum::routing::get;
+
+pub use agent::AgentArgs;
+pub use launch::{SANDBOX_HOME, SANDBOX_WORKSPACE};
+pub use limits::Limits;
+pub use preview::preview_guard;
+pub use runtime::ProjectRuntime;
+
+use self::launch::{Host, ProjectDirs, Sandbox};
+use self::runtime::ProjectEntry;
+use crate::runtime::host::{Runtime, RuntimeError};
+use crate::runtime::project::ProjectId;
+use crate::server::config::{Config, SandboxConfig};
+use crate::server::state::AppState;
+
+/// Whether commands run in a sandbox, or (`--unsafe-no-sandbox`) directly on
+/// the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    Bubblewrap,
+    Unsafe,
+}
+
+#[derive(Debug, Clone)]
+pub struct SandboxSettings {
+    /// The IDE's data directory; projects live in `projects/<id>/workspace`.
+    pub data_dir: PathBuf,
+    pub config: SandboxConfig,
+    /// Rivet's own binary, which runs as the agent inside each sandbox.
+    pub agent_exe: PathBuf,
+    pub isolation: Isolation,
+}
+
+impl SandboxSettings {
+    /// Settings for `rivet serve`: the agent is this very binary.
+    pub fn from_config(config: &Config, unsafe_no_sandbox: bool) -> SandboxSettings {
+        SandboxSettings {
+            data_dir: config.server.data_dir.clone(),
+            config: config.sandbox.clone(),
+            // Empty when Linux cannot say (it always can); starting a
+            // sandbox then fails with a message.
+            agent_exe: std::env::current_exe().unwrap_or_default(),
+            isolation: if unsafe_no_sandbox {
+                Isolation::Unsafe
+            } else {
+                Isolation::Bubblewrap
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SandboxError {
+    #[error(
+        "bubblewrap (bwrap) is not installed, and the sandbox runtime needs it. Install it with \
+         `apt-get install bubblewrap` (Debian, Ubuntu), `dnf install bubblewrap` (Fedora) or \
+         `pacman -S bubblewrap` (Arch); or start Rivet with `rivet serve --unsafe-no-sandbox` to run \
+         commands without any isolation"
+    )]
+    BwrapMissing,
+    #[error(
+        "bubblewrap cannot create the sandbox's namespaces on this machine ({0}). Allow unprivileged \
+         user namespaces (sysctl user.max_user_namespaces=15000, and kernel.unprivileged_userns_clone=1 \
+         or kernel.apparmor_restrict_unprivileged_userns=0 where those exist), or start Rivet with \
+         `rivet serve --unsafe-no-sandbox` to run commands without any isolation"
+    )]
+    NoNamespaces(String),
+}
+
+pub struct SandboxManager {
+    settings: SandboxSettings,
+    host: OnceLock<Result<Host, SandboxError>>,
+    projects: Mutex<HashMap<ProjectId, Arc<ProjectEntry>>>,
+    terminals: terminal::Terminals,
+    closing: AtomicBool,
+}
+
+impl SandboxManager {
+    /// A manager that checks the host on first use (see [`Self::check`]).
+    pub fn new(settings: SandboxSettings) -> Arc<SandboxManager> {
+        Arc::new(SandboxManager {
+            settings,
+            host: OnceLock::new(),
+            projects: Mutex::new(HashMap::new()),
+            terminals: terminal::Terminals::default(),
+            closing: AtomicBool::new(false),
+        })
+    }
+
+    /// Checks now that sandboxes can run here: bwrap is installed and can
+    /// create namespaces. `rivet serve` refuses to start when this fails.
+    pub fn check(&self) -> Result<(), SandboxError> {
+        self.host().map(|_| ())
+    }
+
+    fn host(&self) -> Result<&Host, SandboxError> {
+        self.host
+            .get_or_init(|| Host::detect(&self.settings))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    pub fn settings(&self) -> &SandboxSettings {
+        &self.settings
+    }
+
+    pub fn limits(&self) -> Limits {
+        Limits::from(&self.settings.config)
+    }
+
+    fn projects(&self) -> MutexGuard<'_, HashMap<ProjectId, Arc<ProjectEntry>>> {
+        self.projects.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn entry(&self, project: &ProjectId) -> Arc<ProjectEntry> {
+        self.projects()
+            .entry(project.clone())
+            .or_insert_with(|| Arc::new(ProjectEntry::new(project.clone())))
+            .clone()
+    }
+
+    /// The project's runtime; its sandbox starts on the first call that
+    /// needs it.
+    pub fn runtime(self: &Arc<Self>, project: &ProjectId) -> Arc<dyn Runtime> {
+        self.project_runtime(project)
+    }
+
+    pub fn project_runtime(self: &Arc<Self>, project: &ProjectId) -> Arc<ProjectRuntime> {
+        Arc::new(ProjectRuntime {
+            manager: self.clone(),
+            entry: self.entry(project),
+        })
+    }
+
+    /// The project's directory on the host.
+    pub fn workspace_dir(&self, project: &ProjectId) -> PathBuf {
+        self.project_dir(project).join("workspace")
+    }
+
+    fn project_dir(&self, project: &ProjectId) -> PathBuf {
+        self.settings
+            .data_dir
+            .join("projects")
+            .join(project.as_str())
+    }
+
+    fn dirs(&self, project: &ProjectId) -> ProjectDirs {
+        ProjectDirs {
+            workspace: self.workspace_dir(project),
+            home: self.project_dir(project).join("sandbox-home"),
+            npm_cache: self
+                .settings
+                .config
+                .shared_npm_cache
+                .then(|| self.settings.data_dir.join("cache").join("npm")),
+        }
+    }
+
+    /// The ports the project's servers listen on now.
+    pub fn open_ports(&self, project: &ProjectId) -> Vec<u16> {
+        self.projects()
+            .get(project)
+            .map(|e| e.events.open_ports())
+            .unwrap_or_default()
+    }
+
+    /// The host pid of the project's sandbox (`bwrap`, or the agent without
+    /// isolation), if it runs.
+    pub async fn sandbox_pid(&self, project: &ProjectId) -> Option<u32> {
+        self.running(project).await.map(|s| s.main_pid())
+    }
+
+    async fn running(&self, project: &ProjectId) -> Option<Arc<Sandbox>> {
+        let entry = self.projects().get(project).cloned()?;
+        let slot = entry.slot.lock().await;
+        slot.as_ref().filter(|s| s.is_alive()).cloned()
+    }
+
+    /// The running sandbox of a project, started if needed.
+    async fn ensure(&self, entry: &ProjectEntry) -> Result<Arc<Sandbox>, RuntimeError> {
+        let shutting_down = || RuntimeError::Unavailable("the IDE is shutting down".to_owned());
+        if self.closing.load(Ordering::Acquire) {
+            return Err(shutting_down());
+        }
+        let host = self
+            .host()
+            .map_err(|e| RuntimeError::Unavailable(e.to_string()))?;
+        if self.settings.agent_exe.as_os_str().is_empty() {
+            return Err(RuntimeError::Unavailable(
+                "Rivet cannot find its own binary to run in the sandbox".to_owned(),
+            ));
+        }
+        let mut slot = entry.slot.lock().await;
+        if let Some(sandbox) = slot.as_ref().filter(|s| s.is_alive()) {
+            return Ok(sandbox.clone());
+        }
+        if let Some(dead) = slot.take() {
+            dead.stop().await;
+        }
+        if self.closing.load(Ordering::Acquire) {
+            return Err(shutting_down());
+        }
+        let dirs = self.dirs(&entry.id);
+        let prepared = {
+            let (data_dir, dirs, agent, run_as) = (
+                self.settings.data_dir.clone(),
+                dirs.clone(),
+                self.settings.agent_exe.clone(),
+                host.run_as,
+            );
+            tokio::task::spawn_blocking(move || {
+                launch::prepare_dirs(&data_dir, &dirs, &agent, run_as)
+            })
+            .await
+        };
+        prepared.map_err(|e| RuntimeError::Unavailable(e.to_string()))??;
+        let sandbox = launch::start(
+            &self.settings,
+            host,
+            entry.id.as_str(),
+            &dirs,
+            entry.events.clone(),
+        )
+        .await?;
+        let sandbox = Arc::new(sandbox);
+        tracing::info!(project = %entry.id, pid = sandbox.main_pid(), "sandbox started");
+        *slot = Some(sandbox.clone());
+        Ok(sandbox)
+    }
+
+    /// Kills everything the project runs (its terminals too). The next use
+    /// starts a fresh sandbox.
+    pub async fn close_project(&self, project: &ProjectId) {
+        self.terminals.close_project(project).await;
+        let Some(entry) = self.projects().get(project).cloned() else {
+            return;
+        };
+        let sandbox = entry.slot.lock().await.take();
+        if let Some(sandbox) = sandbox {
+            sandbox.stop().await;
+            tracing::info!(%project, "sandbox closed");
+        }
+    }
+
+    /// Kills every sandbox and refuses to start new ones.
+    pub async fn shutdown(&self) {
+        self.closing.store(true, Ordering::Release);
+        let projects: Vec<ProjectId> = self.projects().keys().cloned().collect();
+        futures::future::join_all(projects.iter().map(|p| self.close_project(p))).await;
+    }
+}
+
+/// The sandbox's HTTP routes: the terminal WebSocket and the preview
+/// redirect. Previews themselves are served by [`preview_guard`].
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/api/projects/{project}/terminals/{terminal}/ws",
+            get(terminal::websocket),
+        )
+        .route("/preview/{project}/{port}", get(preview::redirect))
+        .route("/preview/{project}/{port}/", get(preview::redirect))
+        .route("/preview/{project}/{port}/{*rest}", get(preview::redirect))
+}

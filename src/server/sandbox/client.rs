@@ -1,0 +1,271 @@
+//! The IDE's end of a sandbox's socket: requests with replies, and the
+//! agent's events (exits, ports, file changes) dispatched to whoever waits.
+//!
+//! The agent runs the project's code next to it, so everything it says is
+//! treated as untrusted: sizes are bounded by the protocol, unexpected
+//! descriptors are closed, unknown ids are ignored.
+
+use std::collections::{BTreeSet, HashMap};
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::{broadcast, oneshot, watch};
+
+use super::protocol::{
+    AgentError, AgentMessage, ErrorKind, FdChannel, Op, Reply, Request, from_header, to_header,
+};
+use crate::runtime::host::{FsEvent, PortEvent, RuntimeError};
+
+/// How a process ended, as the agent saw it; `lost` when the sandbox went
+/// away before it could say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawExit {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    pub lost: bool,
+}
+
+/// A project's event fan-out. It outlives each sandbox of the project, so
+/// subscribers keep their streams across a restart.
+pub struct ProjectEvents {
+    pub ports: broadcast::Sender<PortEvent>,
+    pub files: broadcast::Sender<FsEvent>,
+    open: Mutex<BTreeSet<u16>>,
+}
+
+impl Default for ProjectEvents {
+    fn default() -> Self {
+        ProjectEvents {
+            ports: broadcast::channel(64).0,
+            files: broadcast::channel(1024).0,
+            open: Mutex::new(BTreeSet::new()),
+        }
+    }
+}
+
+impl ProjectEvents {
+    fn open(&self) -> MutexGuard<'_, BTreeSet<u16>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn open_ports(&self) -> Vec<u16> {
+        self.open().iter().copied().collect()
+    }
+
+    /// Records the ports listening now and announces the difference.
+    pub fn set_ports(&self, now: BTreeSet<u16>) {
+        let mut open = self.open();
+        for &port in now.difference(&open) {
+            let _ = self.ports.send(PortEvent::Opened { port });
+        }
+        for &port in open.difference(&now) {
+            let _ = self.ports.send(PortEvent::Closed { port });
+        }
+        *open = now;
+    }
+}
+
+/// A reply with what came with it.
+pub struct Incoming {
+    pub reply: Reply,
+    pub payload: Vec<u8>,
+    pub fds: Vec<OwnedFd>,
+    /// For `Spawned`: resolves when the process ends.
+    pub exit: Option<watch::Receiver<Option<RawExit>>>,
+}
+
+#[derive(Debug)]
+pub enum Failure {
+    Agent(AgentError),
+    /// The sandbox is gone.
+    Closed(String),
+}
+
+impl Failure {
+    /// The error for an operation on `path`.
+    pub fn for_path(self, path: &str) -> RuntimeError {
+        match self {
+            Failure::Agent(AgentError {
+                kind: ErrorKind::NotFound,
+                ..
+            }) => RuntimeError::NotFound {
+                path: path.to_owned(),
+            },
+            Failure::Agent(AgentError {
+                kind: ErrorKind::Invalid,
+                message,
+            }) => RuntimeError::InvalidPath {
+                path: path.to_owned(),
+                reason: message,
+            },
+            Failure::Agent(AgentError { message, .. }) => RuntimeError::Io {
+                op: "sandbox".to_owned(),
+                path: path.to_owned(),
+                message,
+            },
+            Failure::Closed(why) => RuntimeError::Unavailable(why),
+        }
+    }
+
+    pub fn into_runtime(self) -> RuntimeError {
+        match self {
+            Failure::Agent(e) => RuntimeError::Unavailable(e.message),
+            Failure::Closed(why) => RuntimeError::Unavailable(why),
+        }
+    }
+}
+
+type Pending = oneshot::Sender<Result<Incoming, Failure>>;
+
+pub struct AgentClient {
+    channel: FdChannel,
+    next_id: AtomicU64,
+    pending: Mutex<HashMap<u64, Pending>>,
+    exits: Mutex<HashMap<i32, watch::Sender<Option<RawExit>>>>,
+    events: Arc<ProjectEvents>,
+    /// `Some(reason)` once the socket is closed.
+    closed: watch::Sender<Option<String>>,
+    ready: watch::Sender<Option<i32>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl AgentClient {
+    pub fn new(channel: FdChannel, events: Arc<ProjectEvents>) -> Arc<AgentClient> {
+        Arc::new(AgentClient {
+            channel,
+            next_id: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            exits: Mutex::new(HashMap::new()),
+            events,
+            closed: watch::channel(None).0,
+            ready: watch::channel(None).0,
+        })
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.borrow().is_some()
+    }
+
+    /// Resolves with the agent's pid once it is ready, or the reason it
+    /// never will be.
+    pub async fn ready(&self) -> Result<i32, String> {
+        let mut ready = self.ready.subscribe();
+        let mut closed = self.closed.subscribe();
+        tokio::select! {
+            pid = ready.wait_for(Option::is_some) => pid.ok().and_then(|p| *p).ok_or_else(|| "the sandbox stopped".to_owned()),
+            why = closed.wait_for(Option::is_some) => Err(why.ok().and_then(|w| w.clone()).unwrap_or_default()),
+        }
+    }
+
+    pub async fn request(
+        &self,
+        op: Op,
+        payload: &[u8],
+        fds: &[BorrowedFd<'_>],
+    ) -> Result<Incoming, Failure> {
+        if let Some(why) = self.closed.borrow().clone() {
+            return Err(Failure::Closed(why));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(id, tx);
+        let header = to_header(&Request { id, op }).map_err(|e| Failure::Closed(e.to_string()))?;
+        if let Err(e) = self.channel.send(&header, payload, fds).await {
+            lock(&self.pending).remove(&id);
+            return Err(Failure::Closed(format!("the sandbox does not answer: {e}")));
+        }
+        rx.await
+            .unwrap_or_else(|_| Err(Failure::Closed("the project's sandbox stopped".to_owned())))
+    }
+
+    /// Reads the agent's messages until the socket closes, then fails
+    /// everything still waiting.
+    pub async fn run(self: Arc<Self>) {
+        let why = loop {
+            let frame = match self.channel.recv().await {
+                Ok(Some(frame)) => frame,
+                Ok(None) => break "the project's sandbox stopped".to_owned(),
+                Err(e) => break format!("the project's sandbox broke the protocol: {e}"),
+            };
+            let message: AgentMessage = match from_header(&frame.header) {
+                Ok(message) => message,
+                Err(e) => break format!("the project's sandbox broke the protocol: {e}"),
+            };
+            self.dispatch(message, frame.payload, frame.fds);
+        };
+        self.close(why);
+    }
+
+    fn dispatch(&self, message: AgentMessage, payload: Vec<u8>, fds: Vec<OwnedFd>) {
+        match message {
+            AgentMessage::Ready { pid } => {
+                self.ready.send_replace(Some(pid));
+            }
+            AgentMessage::Reply { id, result } => {
+                let Some(waiter) = lock(&self.pending).remove(&id) else {
+                    return;
+                };
+                let result = result.map_err(Failure::Agent).map(|reply| {
+                    // The exit watch exists before anyone can miss the exit.
+                    let exit = match reply {
+                        Reply::Spawned { pid } => {
+                            let (tx, rx) = watch::channel(None);
+                            lock(&self.exits).insert(pid, tx);
+                            Some(rx)
+                        }
+                        _ => None,
+                    };
+                    Incoming {
+                        reply,
+                        payload,
+                        fds,
+                        exit,
+                    }
+                });
+                let _ = waiter.send(result);
+            }
+            AgentMessage::Exited { pid, code, signal } => {
+                if let Some(tx) = lock(&self.exits).remove(&pid) {
+                    tx.send_replace(Some(RawExit {
+                        code,
+                        signal,
+                        lost: false,
+                    }));
+                }
+            }
+            AgentMessage::Ports { ports } => self.events.set_ports(ports.into_iter().collect()),
+            AgentMessage::Changed { changes } => {
+                for change in changes {
+                    let _ = self.events.files.send(change);
+                }
+            }
+        }
+    }
+
+    /// Marks the sandbox gone: waiters fail, processes count as ended, ports
+    /// as closed.
+    pub fn close(&self, why: String) {
+        self.closed.send_if_modified(|closed| {
+            if closed.is_some() {
+                return false;
+            }
+            *closed = Some(why.clone());
+            true
+        });
+        for (_, waiter) in lock(&self.pending).drain() {
+            let _ = waiter.send(Err(Failure::Closed(why.clone())));
+        }
+        for (_, tx) in lock(&self.exits).drain() {
+            tx.send_replace(Some(RawExit {
+                code: None,
+                signal: Some(libc::SIGKILL),
+                lost: true,
+            }));
+        }
+        self.events.set_ports(BTreeSet::new());
+    }
+}

@@ -1,0 +1,404 @@
+//! Previews: a project's dev servers, reverse-proxied from their own
+//! origins (`http://{project}-{port}.preview.localhost:{ide-port}/`), HTTP
+//! and WebSocket alike, so Vite's hot reload works through the proxy.
+//!
+//! [`preview_guard`] runs before any of the IDE's routes: a request for a
+//! preview host is proxied and never reaches the IDE, and the IDE refuses
+//! requests sent from a preview's origin. The proxy reaches a server through
+//! the project's own agent (a socket connected inside the sandbox), so one
+//! project's host can only ever reach that project's ports.
+
+use std::os::fd::OwnedFd;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+use super::SandboxManager;
+use super::client::Failure;
+use super::protocol::Op;
+use crate::runtime::preview::{HostKind, PreviewHost, classify_host, host_name, host_port};
+use crate::runtime::project::ProjectId;
+use crate::server::state::AppState;
+
+/// Headers that describe one connection, not the message (RFC 9110 §7.6.1).
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// The host a request is for: its `Host` header, or the URI's authority.
+fn request_host(headers: &HeaderMap, uri: &Uri) -> String {
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| uri.authority().map(|a| a.to_string()))
+        .unwrap_or_default()
+}
+
+/// The `host[:port]` of an `Origin` header, if it is a real origin.
+fn origin_authority(headers: &HeaderMap) -> Option<Option<String>> {
+    let origin = headers.get(header::ORIGIN)?;
+    let authority = origin
+        .to_str()
+        .ok()
+        .and_then(|o| o.split_once("://"))
+        .map(|(_, rest)| rest.trim_end_matches('/').to_ascii_lowercase());
+    Some(authority)
+}
+
+/// Whether a request comes from the page it is addressed to. Browsers send
+/// `Origin` with every WebSocket handshake; a request without one is from
+/// a program, not from a page.
+pub fn same_origin(headers: &HeaderMap) -> bool {
+    match origin_authority(headers) {
+        None => true,
+        Some(None) => false,
+        Some(Some(origin)) => {
+            let host = headers
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .map(str::to_ascii_lowercase);
+            host.is_some_and(|host| host == origin)
+        }
+    }
+}
+
+/// Whether a request was sent by a page on a preview origin.
+fn from_preview(headers: &HeaderMap) -> bool {
+    matches!(origin_authority(headers), Some(Some(origin)) if classify_host(&origin) != HostKind::Ide)
+}
+
+/// Lets a preview be framed by the IDE, whose page is cross-origin isolated
+/// (COOP same-origin, COEP credentialless).
+fn frameable(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(
+        HeaderName::from_static("cross-origin-resource-policy"),
+        HeaderValue::from_static("cross-origin"),
+    );
+    headers.insert(
+        HeaderName::from_static("cross-origin-embedder-policy"),
+        HeaderValue::from_static("credentialless"),
+    );
+    response
+}
+
+fn page(status: StatusCode, title: &str, detail: &str) -> Response {
+    let escape = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let html = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title></head>\
+         <body style=\"font-family: system-ui, sans-serif; margin: 2rem\"><h1>{title}</h1><p>{detail}</p></body></html>",
+        title = escape(title),
+        detail = escape(detail),
+    );
+    let mut response = (status, html).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    frameable(response)
+}
+
+/// Runs before every route of the IDE.
+pub async fn preview_guard(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let host = request_host(request.headers(), request.uri());
+    match classify_host(&host) {
+        HostKind::Ide => {
+            if from_preview(request.headers()) {
+                return (
+                    StatusCode::FORBIDDEN,
+                    "requests from a preview to the IDE are refused",
+                )
+                    .into_response();
+            }
+            next.run(request).await
+        }
+        HostKind::BadPreview => page(
+            StatusCode::NOT_FOUND,
+            "No such preview",
+            &format!(
+                "{} is not a preview address: use {{project}}-{{port}}.preview.localhost",
+                host_name(&host)
+            ),
+        ),
+        HostKind::Preview(target) => proxy(&state.sandbox, &target, request).await,
+    }
+}
+
+/// A socket connected to `port` inside the project's running sandbox.
+async fn connect(
+    manager: &SandboxManager,
+    project: &ProjectId,
+    port: u16,
+) -> Result<TcpStream, String> {
+    let Some(sandbox) = manager.running(project).await else {
+        return Err(format!("project {project} is not running"));
+    };
+    let incoming = sandbox
+        .client
+        .request(Op::Connect { port }, &[], &[])
+        .await
+        .map_err(|e| match e {
+            Failure::Agent(e) => e.message,
+            Failure::Closed(why) => why,
+        })?;
+    let fd: OwnedFd = incoming
+        .fds
+        .into_iter()
+        .next()
+        .ok_or_else(|| "the sandbox sent no socket".to_owned())?;
+    // The descriptor comes from the sandbox: it must at least be a stream socket.
+    let kind = nix::sys::socket::getsockopt(&fd, nix::sys::socket::sockopt::SockType)
+        .map_err(|e| format!("the sandbox sent something else than a socket: {e}"))?;
+    if kind != nix::sys::socket::SockType::Stream {
+        return Err("the sandbox sent something else than a stream socket".to_owned());
+    }
+    let stream = std::net::TcpStream::from(fd);
+    stream.set_nonblocking(true).map_err(|e| e.to_string())?;
+    TcpStream::from_std(stream).map_err(|e| e.to_string())
+}
+
+fn is_upgrade(headers: &HeaderMap) -> bool {
+    let connection_upgrade = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| {
+            v.split(',')
+                .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
+        });
+    connection_upgrade && headers.contains_key(header::UPGRADE)
+}
+
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(',').map(|t| t.trim().to_ascii_lowercase()))
+        .filter_map(|t| HeaderName::from_bytes(t.as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP {
+        headers.remove(name);
+    }
+}
+
+async fn proxy(manager: &SandboxManager, target: &PreviewHost, mut request: Request) -> Response {
+    let unreachable = |detail: String| {
+        page(
+            StatusCode::BAD_GATEWAY,
+            &format!(
+                "Nothing is listening on port {} in project {}",
+                target.port, target.project
+            ),
+            &format!("Start the project's dev server, then reload. ({detail})"),
+        )
+    };
+    let stream = match connect(manager, &target.project, target.port).await {
+        Ok(stream) => stream,
+        Err(e) => return unreachable(e),
+    };
+    let upgrade = is_upgrade(request.headers());
+    let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut request));
+
+    let (mut parts, body) = request.into_parts();
+    let upgrade_header = parts.headers.get(header::UPGRADE).cloned();
+    strip_hop_by_hop(&mut parts.headers);
+    if let Some(protocol) = upgrade_header.filter(|_| upgrade) {
+        parts
+            .headers
+            .insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+        parts.headers.insert(header::UPGRADE, protocol);
+    }
+    // The dev server sees itself addressed as localhost: Vite's host check
+    // and its WebSocket origin check accept that, not the preview's name.
+    let local = format!("localhost:{}", target.port);
+    if let Ok(value) = HeaderValue::from_str(&local) {
+        parts.headers.insert(header::HOST, value);
+    }
+    if parts.headers.contains_key(header::ORIGIN)
+        && let Ok(value) = HeaderValue::from_str(&format!("http://{local}"))
+    {
+        parts.headers.insert(header::ORIGIN, value);
+    }
+    parts.uri = parts
+        .uri
+        .path_and_query()
+        .map_or_else(|| Uri::from_static("/"), |pq| Uri::from(pq.clone()));
+    parts.version = axum::http::Version::HTTP_11;
+    let upstream = Request::from_parts(parts, body);
+
+    let (mut sender, connection) =
+        match hyper::client::conn::http1::handshake(TokioIo::new(stream)).await {
+            Ok(pair) => pair,
+            Err(e) => return unreachable(e.to_string()),
+        };
+    tokio::spawn(connection.with_upgrades());
+    let mut response = match sender.send_request(upstream).await {
+        Ok(response) => response,
+        Err(e) => return unreachable(e.to_string()),
+    };
+
+    if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+        let Some(client_upgrade) = client_upgrade else {
+            return unreachable("the server switched protocols unasked".to_owned());
+        };
+        let server_upgrade = hyper::upgrade::on(&mut response);
+        tokio::spawn(async move {
+            let (Ok(client), Ok(server)) = (client_upgrade.await, server_upgrade.await) else {
+                return;
+            };
+            let _ =
+                tokio::io::copy_bidirectional(&mut TokioIo::new(client), &mut TokioIo::new(server))
+                    .await;
+        });
+        let (parts, _) = response.into_parts();
+        return frameable(Response::from_parts(parts, Body::empty()));
+    }
+
+    let (mut parts, body) = response.into_parts();
+    strip_hop_by_hop(&mut parts.headers);
+    frameable(Response::from_parts(parts, Body::new(body)))
+}
+
+/// `GET /preview/{project}/{port}/{rest}` on the IDE's host: redirects to the
+/// preview's own origin (for tests and the "open in a new tab" button).
+pub async fn redirect(headers: HeaderMap, uri: Uri) -> Response {
+    let path = uri.path();
+    let mut parts = path.trim_start_matches('/').splitn(4, '/').skip(1);
+    let (Some(project), Some(port)) = (parts.next(), parts.next()) else {
+        return (StatusCode::NOT_FOUND, "no such preview").into_response();
+    };
+    let rest = parts.next().unwrap_or("");
+    let (Ok(project), Ok(port)) = (ProjectId::parse(project), port.parse::<u16>()) else {
+        return (StatusCode::BAD_REQUEST, "use /preview/{project}/{port}/").into_response();
+    };
+    let host = request_host(&headers, &uri);
+    let scheme = headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .filter(|p| *p == "https")
+        .unwrap_or("http");
+    let origin = PreviewHost { project, port }.origin(scheme, host_port(&host));
+    let query = uri.query().map(|q| format!("?{q}")).unwrap_or_default();
+    let location = format!("{origin}/{rest}{query}");
+    match HeaderValue::from_str(&location) {
+        Ok(location) => (
+            StatusCode::TEMPORARY_REDIRECT,
+            [(header::LOCATION, location)],
+        )
+            .into_response(),
+        Err(_) => (StatusCode::BAD_REQUEST, "invalid preview path").into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for (name, value) in pairs {
+            headers.append(
+                HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        headers
+    }
+
+    #[test]
+    fn origins_are_compared_with_the_host() {
+        let check = |pairs: &[(&str, &str)], expect: bool| {
+            assert_eq!(same_origin(&headers(pairs)), expect, "{pairs:?}")
+        };
+        check(&[("host", "127.0.0.1:3000")], true);
+        check(
+            &[
+                ("host", "127.0.0.1:3000"),
+                ("origin", "http://127.0.0.1:3000"),
+            ],
+            true,
+        );
+        check(
+            &[
+                ("host", "localhost:3000"),
+                ("origin", "http://LOCALHOST:3000"),
+            ],
+            true,
+        );
+        check(
+            &[
+                ("host", "127.0.0.1:3000"),
+                ("origin", "http://demo-5173.preview.localhost:3000"),
+            ],
+            false,
+        );
+        check(&[("host", "127.0.0.1:3000"), ("origin", "null")], false);
+        check(
+            &[
+                ("host", "127.0.0.1:3000"),
+                ("origin", "http://evil.example"),
+            ],
+            false,
+        );
+    }
+
+    #[test]
+    fn preview_origins_are_recognised() {
+        assert!(from_preview(&headers(&[(
+            "origin",
+            "http://demo-5173.preview.localhost:3000"
+        )])));
+        assert!(from_preview(&headers(&[(
+            "origin",
+            "http://preview.localhost:3000"
+        )])));
+        assert!(!from_preview(&headers(&[(
+            "origin",
+            "http://127.0.0.1:3000"
+        )])));
+        assert!(!from_preview(&headers(&[])));
+    }
+
+    #[test]
+    fn hop_by_hop_headers_are_dropped() {
+        let mut h = headers(&[
+            ("connection", "keep-alive, x-private"),
+            ("x-private", "1"),
+            ("keep-alive", "timeout=5"),
+            ("content-type", "text/html"),
+        ]);
+        strip_hop_by_hop(&mut h);
+        assert_eq!(h.len(), 1);
+        assert!(h.contains_key("content-type"));
+        assert!(is_upgrade(&headers(&[
+            ("connection", "keep-alive, Upgrade"),
+            ("upgrade", "websocket")
+        ])));
+        assert!(!is_upgrade(&headers(&[("connection", "keep-alive")])));
+    }
+}

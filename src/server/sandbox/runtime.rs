@@ -1,0 +1,296 @@
+//! [`Runtime`] for one project, backed by its sandbox (started on first use).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use tokio_stream::wrappers::BroadcastStream;
+
+use super::SandboxManager;
+use super::client::{Failure, Incoming, ProjectEvents};
+use super::launch::{SANDBOX_USER, Sandbox};
+use super::process::{Launch, SandboxProcess};
+use super::protocol::{Op, Reply};
+use crate::runtime::host::{
+    CommandKind, CommandSpec, DirEntry, EventStream, FsEvent, PortEvent, Process, PtySize, Runtime,
+    RuntimeError, WorkspacePath,
+};
+use crate::runtime::project::ProjectId;
+
+/// A project as the manager tracks it; it outlives each of its sandboxes.
+pub struct ProjectEntry {
+    pub id: ProjectId,
+    pub events: Arc<ProjectEvents>,
+    /// The running sandbox; locked while one starts or stops.
+    pub slot: tokio::sync::Mutex<Option<Arc<Sandbox>>>,
+}
+
+impl ProjectEntry {
+    pub fn new(id: ProjectId) -> ProjectEntry {
+        ProjectEntry {
+            id,
+            events: Arc::new(ProjectEvents::default()),
+            slot: tokio::sync::Mutex::new(None),
+        }
+    }
+}
+
+/// Longest accepted environment value, in bytes.
+const MAX_ENV_VALUE: usize = 32 * 1024;
+
+fn check_env(name: &str, value: &str) -> Result<(), RuntimeError> {
+    let mut bytes = name.bytes();
+    let valid_name = bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && name.len() <= 128;
+    if !valid_name {
+        return Err(RuntimeError::InvalidCommand(format!(
+            "invalid environment variable name {name:?}"
+        )));
+    }
+    if value.contains('\0') || value.len() > MAX_ENV_VALUE {
+        return Err(RuntimeError::InvalidCommand(format!(
+            "invalid value for {name}"
+        )));
+    }
+    Ok(())
+}
+
+/// The whole environment of a sandboxed process: a short allow-list, never
+/// the IDE's own (no API keys, no configuration), then the command's extras.
+pub fn environment(
+    sandbox: &Sandbox,
+    extra: &[(String, String)],
+) -> Result<Vec<(String, String)>, RuntimeError> {
+    let workspace = sandbox.workspace_inside.to_string_lossy().into_owned();
+    let home = sandbox.home_inside.to_string_lossy().into_owned();
+    let mut env: Vec<(String, String)> = [
+        (
+            "PATH",
+            format!("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:{workspace}/node_modules/.bin"),
+        ),
+        ("HOME", home),
+        ("USER", SANDBOX_USER.to_owned()),
+        ("LOGNAME", SANDBOX_USER.to_owned()),
+        ("SHELL", "/bin/bash".to_owned()),
+        ("TERM", "xterm-256color".to_owned()),
+        ("LANG", "C.UTF-8".to_owned()),
+        ("TMPDIR", "/tmp".to_owned()),
+        ("NPM_CONFIG_UPDATE_NOTIFIER", "false".to_owned()),
+        ("NPM_CONFIG_FUND", "false".to_owned()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    if let Some(options) = &sandbox.node_options {
+        env.push(("NODE_OPTIONS".to_owned(), options.clone()));
+    }
+    for (name, value) in extra {
+        check_env(name, value)?;
+        let value = match (name.as_str(), &sandbox.node_options) {
+            // The command's own Node options come on top of the sandbox's.
+            ("NODE_OPTIONS", Some(ours)) => format!("{ours} {value}"),
+            _ => value.clone(),
+        };
+        env.retain(|(k, _)| k != name);
+        env.push((name.clone(), value));
+    }
+    Ok(env)
+}
+
+pub struct ProjectRuntime {
+    pub(super) manager: Arc<SandboxManager>,
+    pub(super) entry: Arc<ProjectEntry>,
+}
+
+impl ProjectRuntime {
+    pub fn project(&self) -> &ProjectId {
+        &self.entry.id
+    }
+
+    async fn sandbox(&self) -> Result<Arc<Sandbox>, RuntimeError> {
+        self.manager.ensure(&self.entry).await
+    }
+
+    async fn request(&self, op: Op, payload: &[u8], path: &str) -> Result<Incoming, RuntimeError> {
+        let sandbox = self.sandbox().await?;
+        sandbox
+            .client
+            .request(op, payload, &[])
+            .await
+            .map_err(|e: Failure| e.for_path(path))
+    }
+
+    async fn list_entries(
+        &self,
+        path: &str,
+        recursive: bool,
+    ) -> Result<Vec<DirEntry>, RuntimeError> {
+        let checked = WorkspacePath::parse(path)?;
+        let op = Op::List {
+            path: checked.as_str().to_owned(),
+            recursive,
+        };
+        match self.request(op, &[], path).await?.reply {
+            Reply::Entries { entries } => Ok(entries),
+            _ => Err(odd_reply(path)),
+        }
+    }
+
+    /// Starts a program with an explicit argument vector (a terminal's shell).
+    pub async fn spawn_argv(
+        &self,
+        argv: Vec<String>,
+        pty: Option<PtySize>,
+    ) -> Result<SandboxProcess, RuntimeError> {
+        let sandbox = self.sandbox().await?;
+        let env = environment(&sandbox, &[])?;
+        let launch = Launch {
+            argv,
+            env,
+            pty,
+            timeout: None,
+            reap_leftovers: false,
+        };
+        SandboxProcess::start(sandbox, self.manager.limits(), launch).await
+    }
+}
+
+fn odd_reply(path: &str) -> RuntimeError {
+    RuntimeError::Io {
+        op: "sandbox".to_owned(),
+        path: path.to_owned(),
+        message: "unexpected reply".to_owned(),
+    }
+}
+
+fn checked(path: &str) -> Result<String, RuntimeError> {
+    Ok(WorkspacePath::parse(path)?.as_str().to_owned())
+}
+
+#[async_trait]
+impl Runtime for ProjectRuntime {
+    async fn read_file(&self, path: &str) -> Result<Vec<u8>, RuntimeError> {
+        let op = Op::ReadFile {
+            path: checked(path)?,
+        };
+        let incoming = self.request(op, &[], path).await?;
+        match incoming.reply {
+            Reply::File => Ok(incoming.payload),
+            _ => Err(odd_reply(path)),
+        }
+    }
+
+    async fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), RuntimeError> {
+        if contents.len() > super::protocol::MAX_PAYLOAD {
+            return Err(RuntimeError::Io {
+                op: "write".to_owned(),
+                path: path.to_owned(),
+                message: "file too large".to_owned(),
+            });
+        }
+        let op = Op::WriteFile {
+            path: checked(path)?,
+        };
+        self.request(op, contents, path).await.map(|_| ())
+    }
+
+    async fn mkdir(&self, path: &str) -> Result<(), RuntimeError> {
+        let op = Op::Mkdir {
+            path: checked(path)?,
+        };
+        self.request(op, &[], path).await.map(|_| ())
+    }
+
+    async fn remove(&self, path: &str) -> Result<(), RuntimeError> {
+        let op = Op::Remove {
+            path: checked(path)?,
+        };
+        self.request(op, &[], path).await.map(|_| ())
+    }
+
+    async fn rename(&self, from: &str, to: &str) -> Result<(), RuntimeError> {
+        let op = Op::Rename {
+            from: checked(from)?,
+            to: checked(to)?,
+        };
+        self.request(op, &[], from).await.map(|_| ())
+    }
+
+    async fn list(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
+        self.list_entries(path, false).await
+    }
+
+    async fn list_tree(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
+        self.list_entries(path, true).await
+    }
+
+    fn fs_events(&self) -> EventStream<FsEvent> {
+        let events = BroadcastStream::new(self.entry.events.files.subscribe());
+        Box::pin(events.filter_map(|event| async move { event.ok() }))
+    }
+
+    async fn spawn(&self, spec: CommandSpec) -> Result<Box<dyn Process>, RuntimeError> {
+        if spec.command.trim().is_empty() {
+            return Err(RuntimeError::InvalidCommand("empty command".to_owned()));
+        }
+        if spec.command.contains('\0') {
+            return Err(RuntimeError::InvalidCommand(
+                "the command contains a NUL byte".to_owned(),
+            ));
+        }
+        let sandbox = self.sandbox().await?;
+        if !sandbox.isolated {
+            tracing::warn!(
+                project = %self.entry.id,
+                command = %spec.command,
+                "running a command WITHOUT isolation (--unsafe-no-sandbox)"
+            );
+        }
+        let limits = self.manager.limits();
+        let timeout = match spec.kind {
+            CommandKind::Command => spec.timeout.or_else(|| limits.timeout()),
+            CommandKind::Server => None,
+        };
+        let launch = Launch {
+            argv: vec!["/bin/bash".to_owned(), "-c".to_owned(), spec.command],
+            env: environment(&sandbox, &spec.env)?,
+            pty: spec.pty,
+            timeout,
+            reap_leftovers: spec.kind == CommandKind::Command,
+        };
+        let process = SandboxProcess::start(sandbox, limits, launch).await?;
+        Ok(Box::new(process))
+    }
+
+    fn port_events(&self) -> EventStream<PortEvent> {
+        let events = BroadcastStream::new(self.entry.events.ports.subscribe());
+        Box::pin(events.filter_map(|event| async move { event.ok() }))
+    }
+
+    async fn open_ports(&self) -> Vec<u16> {
+        self.entry.events.open_ports()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_names_are_checked() {
+        for (name, ok) in [
+            ("NODE_ENV", true),
+            ("_x1", true),
+            ("1X", false),
+            ("A-B", false),
+            ("", false),
+            ("A B", false),
+        ] {
+            assert_eq!(check_env(name, "v").is_ok(), ok, "{name:?}");
+        }
+        assert!(check_env("A", "a\0b").is_err());
+    }
+}

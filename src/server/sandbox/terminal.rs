@@ -1,0 +1,287 @@
+//! Interactive terminals: `bash -i` on a terminal inside the project's
+//! sandbox, bridged to the browser over a WebSocket.
+//!
+//! A terminal outlives its WebSocket: closing a tab leaves the shell running,
+//! and reconnecting gets the recent output (a 256 KiB scrollback) and then
+//! the live output. Several browsers may watch one terminal at once.
+//!
+//! Frames: binary frames carry terminal bytes both ways. Text frames carry
+//! JSON: from the browser `{"type":"resize","cols":120,"rows":40}` or
+//! `{"type":"input","data":"ls\r"}`; to the browser `{"type":"exit","code":0}`
+//! when the shell ends, or `{"type":"error","message":"…"}`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures::{SinkExt, StreamExt};
+use serde::Deserialize;
+use tokio::sync::{broadcast, watch};
+
+use super::SandboxManager;
+use super::preview::same_origin;
+use super::process::SandboxProcess;
+use crate::runtime::host::{ExitStatus, Process, PtySize, RuntimeError};
+use crate::runtime::project::ProjectId;
+use crate::server::state::AppState;
+
+/// Output kept for a reconnecting browser.
+pub const SCROLLBACK_BYTES: usize = 256 * 1024;
+
+type Key = (ProjectId, String);
+
+/// The terminals of every project.
+#[derive(Default)]
+pub struct Terminals {
+    sessions: tokio::sync::Mutex<HashMap<Key, Arc<Session>>>,
+}
+
+pub struct Session {
+    process: SandboxProcess,
+    /// The recent output; appended under this lock together with the
+    /// broadcast, so a new viewer's snapshot and subscription meet exactly.
+    scrollback: Mutex<(Vec<u8>, broadcast::Sender<Bytes>)>,
+    ended: watch::Receiver<Option<ExitStatus>>,
+}
+
+impl Session {
+    /// The scrollback so far and the output from now on.
+    fn attach(&self) -> (Vec<u8>, broadcast::Receiver<Bytes>) {
+        let guard = self.scrollback.lock().unwrap_or_else(|e| e.into_inner());
+        (guard.0.clone(), guard.1.subscribe())
+    }
+
+    fn record(&self, chunk: Vec<u8>) {
+        let mut guard = self.scrollback.lock().unwrap_or_else(|e| e.into_inner());
+        let (scrollback, live) = &mut *guard;
+        scrollback.extend_from_slice(&chunk);
+        let excess = scrollback.len().saturating_sub(SCROLLBACK_BYTES);
+        scrollback.drain(..excess);
+        let _ = live.send(Bytes::from(chunk));
+    }
+}
+
+impl Terminals {
+    /// The terminal `name` of a project, with a new shell if it has none.
+    async fn open(
+        &self,
+        manager: &Arc<SandboxManager>,
+        project: &ProjectId,
+        name: &str,
+        size: PtySize,
+    ) -> Result<Arc<Session>, RuntimeError> {
+        let key = (project.clone(), name.to_owned());
+        let mut sessions = self.sessions.lock().await;
+        if let Some(session) = sessions.get(&key).filter(|s| s.ended.borrow().is_none()) {
+            return Ok(session.clone());
+        }
+        let runtime = manager.project_runtime(project);
+        let argv = vec!["/bin/bash".to_owned(), "-i".to_owned()];
+        let process = runtime.spawn_argv(argv, Some(size)).await?;
+        let output = process.take_output();
+        let (ended_tx, ended) = watch::channel(None);
+        let session = Arc::new(Session {
+            process,
+            scrollback: Mutex::new((Vec::new(), broadcast::channel(1024).0)),
+            ended,
+        });
+        sessions.insert(key.clone(), session.clone());
+        let manager = manager.clone();
+        let pumped = session.clone();
+        tokio::spawn(async move {
+            if let Some(mut output) = output {
+                while let Some(chunk) = output.next().await {
+                    pumped.record(chunk);
+                }
+            }
+            let status = pumped.process.wait().await;
+            ended_tx.send_replace(Some(status));
+            let mut sessions = manager.terminals.sessions.lock().await;
+            if sessions.get(&key).is_some_and(|s| Arc::ptr_eq(s, &pumped)) {
+                sessions.remove(&key);
+            }
+        });
+        Ok(session)
+    }
+
+    /// Forgets a project's terminals; their shells end with its sandbox.
+    pub async fn close_project(&self, project: &ProjectId) {
+        self.sessions.lock().await.retain(|(p, _), _| p != project);
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SizeQuery {
+    cols: Option<u16>,
+    rows: Option<u16>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum Control {
+    Input { data: String },
+    Resize { cols: u16, rows: u16 },
+}
+
+fn valid_name(name: &str) -> bool {
+    (1..=32).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+/// `GET /api/projects/{project}/terminals/{terminal}/ws?cols=80&rows=24`.
+pub async fn websocket(
+    State(state): State<AppState>,
+    Path((project, name)): Path<(String, String)>,
+    Query(size): Query<SizeQuery>,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let Ok(project) = ProjectId::parse(&project) else {
+        return (StatusCode::BAD_REQUEST, "invalid project id").into_response();
+    };
+    if !valid_name(&name) {
+        return (
+            StatusCode::BAD_REQUEST,
+            "invalid terminal name: use 1 to 32 of a-z, 0-9, - and _",
+        )
+            .into_response();
+    }
+    // WebSockets are exempt from the same-origin policy: without this check
+    // any page the browser shows (a preview included) could open a shell.
+    if !same_origin(&headers) {
+        return (
+            StatusCode::FORBIDDEN,
+            "cross-origin terminal connections are refused",
+        )
+            .into_response();
+    }
+    let size = PtySize {
+        cols: size.cols.filter(|c| *c > 0).unwrap_or(80),
+        rows: size.rows.filter(|r| *r > 0).unwrap_or(24),
+    };
+    let manager = state.sandbox.clone();
+    upgrade.on_upgrade(move |socket| bridge(socket, manager, project, name, size))
+}
+
+fn event(json: serde_json::Value) -> Message {
+    Message::Text(json.to_string().into())
+}
+
+async fn bridge(
+    socket: WebSocket,
+    manager: Arc<SandboxManager>,
+    project: ProjectId,
+    name: String,
+    size: PtySize,
+) {
+    let (mut sink, mut incoming) = socket.split();
+    let session = match manager
+        .terminals
+        .open(&manager, &project, &name, size)
+        .await
+    {
+        Ok(session) => session,
+        Err(e) => {
+            let _ = sink
+                .send(event(
+                    serde_json::json!({"type": "error", "message": e.to_string()}),
+                ))
+                .await;
+            let _ = sink.close().await;
+            return;
+        }
+    };
+    let _ = session.process.resize(size).await;
+    let (scrollback, mut live) = session.attach();
+    if !scrollback.is_empty() && sink.send(Message::Binary(scrollback.into())).await.is_err() {
+        return;
+    }
+    let mut ended = session.ended.clone();
+    loop {
+        tokio::select! {
+            chunk = live.recv() => match chunk {
+                Ok(bytes) => {
+                    if sink.send(Message::Binary(bytes)).await.is_err() {
+                        return;
+                    }
+                }
+                // A slow viewer skips what it missed; the shell never waits for it.
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => {}
+            },
+            code = async { ended.wait_for(Option::is_some).await.ok().and_then(|s| s.as_ref().and_then(|s| s.code)) } => {
+                // Output still queued goes out before the exit notice.
+                while let Ok(bytes) = live.try_recv() {
+                    let _ = sink.send(Message::Binary(bytes)).await;
+                }
+                let _ = sink.send(event(serde_json::json!({"type": "exit", "code": code}))).await;
+                let _ = sink.close().await;
+                return;
+            }
+            message = incoming.next() => {
+                let Some(Ok(message)) = message else { return };
+                let input = match message {
+                    Message::Binary(data) => Some(data.to_vec()),
+                    Message::Text(text) => match serde_json::from_str::<Control>(&text) {
+                        Ok(Control::Input { data }) => Some(data.into_bytes()),
+                        Ok(Control::Resize { cols, rows }) => {
+                            if cols > 0 && rows > 0 {
+                                let _ = session.process.resize(PtySize { cols, rows }).await;
+                            }
+                            None
+                        }
+                        Err(_) => None,
+                    },
+                    Message::Close(_) => return,
+                    Message::Ping(_) | Message::Pong(_) => None,
+                };
+                if let Some(input) = input
+                    && session.process.write_stdin(&input).await.is_err()
+                {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_names_are_short_and_plain() {
+        for (name, ok) in [
+            ("1", true),
+            ("main", true),
+            ("dev-server_2", true),
+            ("", false),
+            ("A", false),
+            ("a/b", false),
+        ] {
+            assert_eq!(valid_name(name), ok, "{name:?}");
+        }
+        assert!(!valid_name(&"a".repeat(33)));
+    }
+
+    #[test]
+    fn control_messages_parse() {
+        let resize: Control =
+            serde_json::from_str(r#"{"type":"resize","cols":120,"rows":40}"#).unwrap();
+        assert!(matches!(
+            resize,
+            Control::Resize {
+                cols: 120,
+                rows: 40
+            }
+        ));
+        let input: Control = serde_json::from_str(r#"{"type":"input","data":"ls\r"}"#).unwrap();
+        assert!(matches!(input, Control::Input { data } if data == "ls\r"));
+    }
+}
