@@ -10,9 +10,12 @@
 //! [`preview_guard`] serves previews from their own origins.
 
 pub mod agent;
+mod bwrap;
 mod client;
+mod dirs;
 mod fsops;
 mod launch;
+mod launcher;
 mod limits;
 mod ports;
 mod preview;
@@ -32,12 +35,14 @@ use axum::Router;
 use axum::routing::get;
 
 pub use agent::AgentArgs;
-pub use launch::{SANDBOX_HOME, SANDBOX_WORKSPACE};
+pub use bwrap::{SANDBOX_HOME, SANDBOX_WORKSPACE};
 pub use limits::Limits;
 pub use preview::preview_guard;
 pub use runtime::ProjectRuntime;
 
-use self::launch::{Host, ProjectDirs, Sandbox};
+use self::bwrap::Host;
+use self::dirs::ProjectDirs;
+use self::launch::Sandbox;
 use self::runtime::ProjectEntry;
 use crate::runtime::host::{Runtime, RuntimeError};
 use crate::runtime::project::ProjectId;
@@ -240,7 +245,7 @@ impl SandboxManager {
                 host.run_as,
             );
             tokio::task::spawn_blocking(move || {
-                launch::prepare_dirs(&data_dir, &dirs, &agent, run_as)
+                dirs::prepare_dirs(&data_dir, &dirs, &agent, run_as)
             })
             .await
         };

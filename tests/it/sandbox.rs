@@ -490,7 +490,7 @@ async fn read_until(socket: &mut Socket, seen: &mut String, done: impl Fn(&str) 
         let message = tokio::time::timeout_at(deadline.into(), socket.next())
             .await
             .unwrap_or_else(|_| panic!("terminal output so far: {seen:?}"))
-            .unwrap()
+            .unwrap_or_else(|| panic!("terminal closed after: {seen:?}"))
             .unwrap();
         match message {
             Message::Binary(bytes) => seen.push_str(&String::from_utf8_lossy(&bytes)),
@@ -1300,6 +1300,11 @@ async fn serve_then_shut_down(data_dir: &Path, binary: &Path, as_user: Option<u3
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let pid = served.child.id().unwrap() as i32;
+    let tree = descendants(pid);
+    assert!(
+        tree.len() >= 4,
+        "bwrap, the agent, bash and the sleeps: {tree:?}"
+    );
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
         nix::sys::signal::Signal::SIGTERM,
@@ -1311,7 +1316,60 @@ async fn serve_then_shut_down(data_dir: &Path, binary: &Path, as_user: Option<u3
         .unwrap();
     assert!(status.success(), "{status:?}");
     assert_gone(&markers).await;
-    assert_gone(&[&data_dir.display().to_string(), "sandbox-agent --fd"]).await;
+    assert_gone(&[&data_dir.display().to_string()]).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let alive: Vec<&i32> = tree.iter().filter(|p| alive(**p)).collect();
+        if alive.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running after shutdown: {alive:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Every process below `root` now (a sandbox's orphans stay below it: its
+/// init adopts them).
+fn descendants(root: i32) -> Vec<i32> {
+    let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter_map(|stat| {
+            let (head, tail) = stat.rsplit_once(')')?;
+            let pid = head.split_whitespace().next()?.parse().ok()?;
+            let ppid = tail.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// Whether a process exists and is not a zombie.
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(')')
+                .map(|(_, tail)| tail.trim_start().starts_with('Z'))
+        })
+        .is_some_and(|zombie| !zombie)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,27 +12,13 @@ const MIB: u64 = 1024 * 1024;
 const SIGXCPU: i32 = libc::SIGXCPU;
 const SIGXFSZ: i32 = libc::SIGXFSZ;
 
-/// The limits of one sandbox; 0 means none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    pub memory_mb: u64,
-    pub max_processes: u64,
-    pub file_size_mb: u64,
-    pub open_files: u64,
-    pub cpu_secs: u64,
-    pub timeout_secs: u64,
-}
+/// The limits of one sandbox, as `[sandbox]` sets them; 0 means none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits(SandboxConfig);
 
 impl From<&SandboxConfig> for Limits {
     fn from(config: &SandboxConfig) -> Limits {
-        Limits {
-            memory_mb: config.memory_mb,
-            max_processes: config.max_processes,
-            file_size_mb: config.file_size_mb,
-            open_files: config.open_files,
-            cpu_secs: config.cpu_secs,
-            timeout_secs: config.timeout_secs,
-        }
+        Limits(config.clone())
     }
 }
 
@@ -80,29 +66,29 @@ const NETWORK_MARKERS: &[&str] = &[
 impl Limits {
     pub fn rlimits(&self) -> Rlimits {
         Rlimits {
-            address_space: some(self.memory_mb).map(|mb| mb * MIB),
-            processes: some(self.max_processes),
-            file_size: some(self.file_size_mb).map(|mb| mb * MIB),
-            open_files: some(self.open_files),
-            cpu_secs: some(self.cpu_secs),
+            address_space: some(self.0.memory_mb).map(|mb| mb * MIB),
+            processes: some(self.0.max_processes),
+            file_size: some(self.0.file_size_mb).map(|mb| mb * MIB),
+            open_files: some(self.0.open_files),
+            cpu_secs: some(self.0.cpu_secs),
         }
     }
 
     /// The wall-clock limit of a command.
     pub fn timeout(&self) -> Option<Duration> {
-        some(self.timeout_secs).map(Duration::from_secs)
+        some(self.0.timeout_secs).map(Duration::from_secs)
     }
 
     /// "stopped: CPU time limit of 600 s reached (sandbox.cpu_secs)".
     pub fn describe(&self, limit: Limit, timeout: Option<Duration>) -> String {
         let what = match limit {
-            Limit::Memory => format!("memory limit of {} MiB per process", self.memory_mb),
-            Limit::Processes => format!("process limit of {}", self.max_processes),
-            Limit::FileSize => format!("file size limit of {} MiB", self.file_size_mb),
-            Limit::OpenFiles => format!("open files limit of {}", self.open_files),
-            Limit::CpuTime => format!("CPU time limit of {} s", self.cpu_secs),
+            Limit::Memory => format!("memory limit of {} MiB per process", self.0.memory_mb),
+            Limit::Processes => format!("process limit of {}", self.0.max_processes),
+            Limit::FileSize => format!("file size limit of {} MiB", self.0.file_size_mb),
+            Limit::OpenFiles => format!("open files limit of {}", self.0.open_files),
+            Limit::CpuTime => format!("CPU time limit of {} s", self.0.cpu_secs),
             Limit::WallClock => {
-                let secs = timeout.map_or(self.timeout_secs, |t| t.as_secs());
+                let secs = timeout.map_or(self.0.timeout_secs, |t| t.as_secs());
                 format!("wall-clock limit of {secs} s")
             }
         };
@@ -326,8 +312,8 @@ mod tests {
     #[test]
     fn zero_means_no_limit() {
         let mut limits = limits();
-        limits.open_files = 0;
-        limits.timeout_secs = 0;
+        limits.0.open_files = 0;
+        limits.0.timeout_secs = 0;
         assert_eq!(limits.rlimits().open_files, None);
         assert_eq!(limits.timeout(), None);
         assert_eq!(limits.rlimits().address_space, Some(4096 * MIB));

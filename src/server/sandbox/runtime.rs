@@ -7,8 +7,9 @@ use futures::StreamExt;
 use tokio_stream::wrappers::BroadcastStream;
 
 use super::SandboxManager;
+use super::bwrap::SANDBOX_USER;
 use super::client::{Failure, Incoming, ProjectEvents};
-use super::launch::{SANDBOX_USER, Sandbox};
+use super::launch::Sandbox;
 use super::process::{Launch, SandboxProcess};
 use super::protocol::{Op, Reply};
 use crate::runtime::host::{
