@@ -2,6 +2,7 @@
 //! in the browser. Browser-only glue (Monaco, xterm.js) lives behind the
 //! `hydrate` feature inside the component that needs it.
 
+pub mod api;
 mod chat;
 mod editor;
 mod file_tree;
@@ -10,6 +11,7 @@ mod markdown;
 mod preview;
 #[cfg(feature = "hydrate")]
 mod scripts;
+mod session;
 mod settings;
 mod splitter;
 mod terminal;

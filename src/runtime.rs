@@ -8,4 +8,5 @@ pub mod llm;
 pub mod preview;
 pub mod project;
 pub mod protocol;
+pub mod runner;
 pub mod session;

@@ -9,4 +9,5 @@ pub mod parse_cmd;
 pub mod projects;
 pub mod sandbox;
 pub mod serve;
+pub mod session;
 pub mod state;

@@ -1,104 +1,47 @@
-//! The chat pane: the conversation and the message composer.
+//! The chat pane: the conversation, the alerts of the current run, and the
+//! message composer.
+
+mod alerts;
+mod artifact;
+mod composer;
+mod message;
 
 use leptos::prelude::*;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    User,
-    #[allow(dead_code)]
-    Assistant,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct ChatMessage {
-    pub id: usize,
-    pub role: Role,
-    pub text: String,
-}
+use super::session::SessionStore;
+use super::settings::LlmSettings;
 
 #[component]
 pub fn ChatPane() -> impl IntoView {
-    let messages = RwSignal::new(Vec::<ChatMessage>::new());
-    let draft = RwSignal::new(String::new());
-    let streaming = RwSignal::new(false);
-
-    let send = move || {
-        let text = draft.get_untracked().trim().to_owned();
-        if text.is_empty() {
-            return;
-        }
-        messages.update(|list| {
-            let id = list.len();
-            list.push(ChatMessage {
-                id,
-                role: Role::User,
-                text,
-            });
-        });
-        draft.set(String::new());
+    let store = expect_context::<SessionStore>();
+    let ids = move || {
+        store.messages.track();
+        store.with(|s| s.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>())
     };
+    let settings = LlmSettings::expect();
+    let not_configured = move || settings.current().is_some_and(|s| !s.configured);
 
     view! {
         <section class="chat-pane" aria-label="Chat">
             <ol class="message-list" data-testid="message-list">
-                <Show when=move || messages.with(Vec::is_empty)>
+                <Show when=move || ids().is_empty()>
                     <li class="chat-empty">
-                        "Describe an app and the model will build it here."
+                        <p>"Describe an app and the model will build it here."</p>
+                        <Show when=not_configured>
+                            <p class="chat-hint">
+                                "No model is configured yet. Choose one in Settings, or use "
+                                <strong>"Demo (scripted answers)"</strong>
+                                " at the top to watch replayed answers build an app, with no key and no network."
+                            </p>
+                        </Show>
                     </li>
                 </Show>
-                <For each=move || messages.get() key=|m| m.id let:message>
-                    <Message message />
+                <For each=ids key=|id| id.clone() let:id>
+                    <message::MessageView id />
                 </For>
             </ol>
-            <form
-                class="composer"
-                on:submit=move |ev| {
-                    ev.prevent_default();
-                    send();
-                }
-            >
-                <textarea
-                    data-testid="chat-input"
-                    aria-label="Message"
-                    placeholder="Build a todo app with React…"
-                    rows="3"
-                    prop:value=move || draft.get()
-                    on:input:target=move |ev| draft.set(ev.target().value())
-                    on:keydown=move |ev| {
-                        // Enter sends; Shift+Enter starts a new line.
-                        if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
-                            ev.prevent_default();
-                            send();
-                        }
-                    }
-                ></textarea>
-                <div class="composer-actions">
-                    <button
-                        type="button"
-                        data-testid="chat-stop"
-                        class="secondary"
-                        disabled=move || !streaming.get()
-                    >
-                        "Stop"
-                    </button>
-                    <button type="submit" data-testid="chat-send">
-                        "Send"
-                    </button>
-                </div>
-            </form>
+            <alerts::AlertList />
+            <composer::Composer />
         </section>
-    }
-}
-
-#[component]
-fn Message(message: ChatMessage) -> impl IntoView {
-    let (class, test_id) = match message.role {
-        Role::User => ("message message-user", "message-user"),
-        Role::Assistant => ("message message-assistant", "message-assistant"),
-    };
-    view! {
-        <li class=class data-testid=test_id>
-            <div class="message-text">{message.text}</div>
-        </li>
     }
 }

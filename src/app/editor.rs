@@ -11,11 +11,12 @@ use super::workbench::Workbench;
 pub fn EditorPane() -> impl IntoView {
     let workbench = expect_context::<Workbench>();
     let host = NodeRef::<leptos::html::Div>::new();
+    let diff_host = NodeRef::<leptos::html::Div>::new();
     let ready = RwSignal::new(false);
     let failed = RwSignal::new(None::<String>);
 
     #[cfg(feature = "hydrate")]
-    monaco::mount(host, workbench, ready, failed);
+    monaco::mount(host, diff_host, workbench, ready, failed);
 
     // Until Monaco has loaded (it is fetched lazily), the active file is shown as text.
     let fallback_text = move || {
@@ -31,9 +32,20 @@ pub fn EditorPane() -> impl IntoView {
                 <For each=move || workbench.tabs.get() key=|path| path.clone() let:path>
                     <EditorTab path />
                 </For>
+                <span class="spacer"></span>
+                <button
+                    class="chip diff-toggle"
+                    data-testid="editor-diff"
+                    title="What the latest answer changed in this file"
+                    class:active=move || workbench.diff.get()
+                    on:click=move |_| workbench.diff.update(|d| *d = !*d)
+                >
+                    "Diff"
+                </button>
             </div>
             <div class="editor-body">
-                <div class="monaco-host" node_ref=host class:hidden=move || !ready.get()></div>
+                <div class="monaco-host" node_ref=host class:hidden=move || !ready.get() || workbench.diff.get()></div>
+                <div class="monaco-host" data-testid="editor-diff-view" node_ref=diff_host class:hidden=move || !workbench.diff.get()></div>
                 <Show when=move || !ready.get()>
                     <pre class="editor-fallback">{fallback_text}</pre>
                 </Show>
@@ -54,6 +66,14 @@ fn EditorTab(path: String) -> impl IntoView {
     let is_active = {
         let path = path.clone();
         move || workbench.active_tab.get().as_deref() == Some(path.as_str())
+    };
+    let is_writing = {
+        let path = path.clone();
+        move || {
+            workbench
+                .files
+                .with(|f| f.get(&path).is_some_and(|f| f.writing))
+        }
     };
     let is_dirty = {
         let path = path.clone();
@@ -76,8 +96,11 @@ fn EditorTab(path: String) -> impl IntoView {
         }
     };
     view! {
-        <div class="tab" role="tab" class:active=is_active.clone() aria-selected=move || is_active().to_string() title=path.clone() on:click=open>
+        <div class="tab" role="tab" data-testid="editor-tab" data-path=path.clone() class:active=is_active.clone() aria-selected=move || is_active().to_string() title=path.clone() on:click=open>
             <span class="tab-name">{name}</span>
+            <Show when=is_writing>
+                <span class="writing-marker" title="The model is writing this file">"✎"</span>
+            </Show>
             <Show when=is_dirty.clone()>
                 <span class="dirty-marker" aria-label="unsaved changes">"●"</span>
             </Show>

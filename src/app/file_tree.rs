@@ -1,44 +1,129 @@
-//! The project's files as a tree.
+//! The project's files as a tree of folders, with the files the latest
+//! answer changed marked, and new / rename / delete.
+
+mod node;
 
 use leptos::prelude::*;
 
-use super::workbench::{WELCOME_TAB, Workbench};
+use self::node::build_tree;
+use super::ide::CurrentProject;
+use super::session::SessionStore;
+use super::workbench::Workbench;
 
 #[component]
 pub fn FileTree() -> impl IntoView {
-    let workbench = expect_context::<Workbench>();
-    let paths = move || {
-        workbench.files.with(|files| {
-            files
-                .keys()
-                .filter(|path| path.as_str() != WELCOME_TAB)
-                .cloned()
-                .collect::<Vec<_>>()
-        })
+    let store = expect_context::<SessionStore>();
+    let project = expect_context::<CurrentProject>().0;
+    let tree = move || {
+        store.files.track();
+        store.with(|s| build_tree(&s.files, &s.changed_by_last_answer))
+    };
+    let new_file = move |_| {
+        let Some(path) = prompt("New file (path in the project):", "") else {
+            return;
+        };
+        let path = path.trim().trim_start_matches("./").to_owned();
+        if path.is_empty() {
+            return;
+        }
+        let project = project.to_string();
+        let workbench = expect_context::<Workbench>();
+        leptos::task::spawn_local(async move {
+            if crate::app::api::write_file(project, path.clone(), String::new())
+                .await
+                .is_ok()
+            {
+                workbench.open(&path);
+            }
+        });
     };
     view! {
         <nav class="file-tree" data-testid="file-tree" aria-label="Files">
-            <div class="pane-title">"Files"</div>
+            <div class="pane-title">
+                <span>"Files"</span>
+                <button class="icon-button small" title="New file" data-testid="file-new" on:click=new_file>
+                    "+"
+                </button>
+            </div>
             <Show
-                when=move || !paths().is_empty()
+                when=move || !tree().is_empty()
                 fallback=|| view! { <p class="empty-state">"No files yet."</p> }
             >
-                <ul>
-                    <For each=paths key=|path| path.clone() let:path>
-                        <li>
-                            <button
-                                class="file-entry"
-                                on:click={
-                                    let path = path.clone();
-                                    move |_| workbench.open(&path)
-                                }
-                            >
-                                {path.clone()}
-                            </button>
-                        </li>
-                    </For>
+                <ul class="tree-root">
+                    {move || tree().into_iter().map(|node| view! { <node::TreeNode node depth=0 /> }).collect_view()}
                 </ul>
             </Show>
         </nav>
+    }
+}
+
+/// Asks the person for a line of text (`None` when cancelled).
+pub(crate) fn prompt(message: &str, default: &str) -> Option<String> {
+    window()
+        .prompt_with_message_and_default(message, default)
+        .ok()
+        .flatten()
+}
+
+pub(crate) fn confirm(message: &str) -> bool {
+    window().confirm_with_message(message).unwrap_or(false)
+}
+
+// The tree's shape is computed by a pure function, tested without a browser.
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::node::{Node, build_tree};
+
+    fn render(nodes: &[Node], depth: usize, out: &mut Vec<String>) {
+        for node in nodes {
+            let marker = if node.changed { " *" } else { "" };
+            let slash = if node.children.is_some() { "/" } else { "" };
+            out.push(format!(
+                "{}{}{slash}{marker}",
+                "  ".repeat(depth),
+                node.name
+            ));
+            if let Some(children) = &node.children {
+                render(children, depth + 1, out);
+            }
+        }
+    }
+
+    fn check(files: &[&str], changed: &[&str], expected: &[&str]) {
+        let files: BTreeSet<String> = files.iter().map(|s| s.to_string()).collect();
+        let changed: BTreeSet<String> = changed.iter().map(|s| s.to_string()).collect();
+        let mut out = Vec::new();
+        render(&build_tree(&files, &changed), 0, &mut out);
+        assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn folders_come_first_then_files() {
+        check(
+            &[
+                "package.json",
+                "src/main.jsx",
+                "src/App.jsx",
+                "src/lib/util.js",
+                "index.html",
+            ],
+            &["src/App.jsx"],
+            &[
+                "src/ *",
+                "  lib/",
+                "    util.js",
+                "  App.jsx *",
+                "  main.jsx",
+                "index.html",
+                "package.json",
+            ],
+        );
+    }
+
+    #[test]
+    fn an_empty_project_has_no_nodes() {
+        check(&[], &[], &[]);
     }
 }

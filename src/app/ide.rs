@@ -8,6 +8,7 @@ use super::chat::ChatPane;
 use super::editor::EditorPane;
 use super::file_tree::FileTree;
 use super::preview::PreviewPane;
+use super::session::SessionStore;
 use super::settings::{LlmSettings, ProviderStatus, SettingsPanel};
 use super::splitter::{Axis, Splitter};
 use super::terminal::TerminalPane;
@@ -34,7 +35,13 @@ pub fn Ide() -> impl IntoView {
         params.with_untracked(|p| p.get("project").and_then(|id| ProjectId::parse(&id).ok()));
     match project {
         Some(project) => {
-            provide_context(CurrentProject(project));
+            provide_context(CurrentProject(project.clone()));
+            let workbench = Workbench::new(Some(project.clone()));
+            provide_context(workbench);
+            let store = SessionStore::new(workbench);
+            provide_context(store);
+            #[cfg(feature = "hydrate")]
+            super::session::follow(store, project);
             view! { <Workspace /> }.into_any()
         }
         None => view! {
@@ -46,8 +53,6 @@ pub fn Ide() -> impl IntoView {
 
 #[component]
 fn Workspace() -> impl IntoView {
-    let workbench = Workbench::new();
-    provide_context(workbench);
     let layout = Layout {
         chat: RwSignal::new(340.0),
         tree: RwSignal::new(190.0),

@@ -2,6 +2,8 @@
 
 use leptos::prelude::*;
 
+use super::session::SessionStore;
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Device {
     Phone,
@@ -32,8 +34,23 @@ impl Device {
 
 #[component]
 pub fn PreviewPane() -> impl IntoView {
-    // The URL of the dev server being shown; none until an app is running.
-    let url = RwSignal::new(None::<String>);
+    let store = expect_context::<SessionStore>();
+    // The port chosen in the selector; the first server otherwise.
+    let chosen = RwSignal::new(None::<u16>);
+    let previews = move || {
+        store.previews.track();
+        store.with(|s| s.previews.clone())
+    };
+    let current = Memo::new(move |_| {
+        let previews = previews();
+        let chosen = chosen.get();
+        previews
+            .iter()
+            .find(|p| Some(p.port) == chosen)
+            .or(previews.first())
+            .cloned()
+    });
+    let url = Signal::derive(move || current.get().map(|p| p.url));
     let device = RwSignal::new(Device::Desktop);
     // Bumped to reload the frame.
     let generation = RwSignal::new(0u32);
@@ -49,12 +66,35 @@ pub fn PreviewPane() -> impl IntoView {
                 <button
                     class="icon-button"
                     title="Reload"
+                    data-testid="preview-reload"
                     disabled=move || url.with(Option::is_none)
                     on:click=move |_| generation.update(|g| *g += 1)
                 >
                     "⟳"
                 </button>
-                <span class="preview-url">{move || url.get().unwrap_or_default()}</span>
+                <Show when=move || { previews().len() > 1 }>
+                    <select
+                        class="port-picker"
+                        aria-label="Dev server"
+                        data-testid="preview-port"
+                        on:change:target=move |ev| chosen.set(ev.target().value().parse().ok())
+                    >
+                        {move || {
+                            let selected = current.get().map(|p| p.port);
+                            previews()
+                                .into_iter()
+                                .map(|p| {
+                                    view! {
+                                        <option value=p.port.to_string() selected=Some(p.port) == selected>
+                                            {format!("Port {}", p.port)}
+                                        </option>
+                                    }
+                                })
+                                .collect_view()
+                        }}
+                    </select>
+                </Show>
+                <span class="preview-url" data-testid="preview-url">{move || url.get().unwrap_or_default()}</span>
                 <div class="device-picker" role="group" aria-label="Device width">
                     {Device::ALL
                         .into_iter()
@@ -76,6 +116,7 @@ pub fn PreviewPane() -> impl IntoView {
                     title="Open in a new tab"
                     target="_blank"
                     rel="noopener"
+                    data-testid="preview-open"
                     href=move || url.get()
                     class:disabled=move || url.with(Option::is_none)
                 >

@@ -4,7 +4,7 @@
 //!
 //! A chat session uses it like this:
 //!
-//! ```ignore
+//! ```text
 //! let llm = state.llm.resolve_for_chat().await?;            // or show the LlmError
 //! let system = prompt::system_prompt(&PromptContext { .. });
 //! let request = ChatRequest::new(system, history);

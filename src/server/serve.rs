@@ -46,15 +46,20 @@ pub async fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
         );
     }
 
+    // With port 0 the system chose the port; preview origins need the real one.
+    let mut config = config;
+    config.server.addr = addr.to_string();
     let state = AppState::with_sandbox(leptos_options, config, sandbox.clone());
     let shutdown = CancellationToken::new();
     tokio::spawn({
         let shutdown = shutdown.clone();
         let sandbox = sandbox.clone();
+        let open_projects = state.open_projects.clone();
         async move {
             shutdown_signal().await;
             tracing::info!("shutting down");
             shutdown.cancel();
+            open_projects.shutdown().await;
             // Terminals and previews end with their sandboxes, which lets
             // the graceful shutdown finish.
             sandbox.shutdown().await;

@@ -9,6 +9,7 @@ use super::config::Config;
 use super::llm::LlmService;
 use super::projects::Projects;
 use super::sandbox::{SandboxManager, SandboxSettings};
+use super::session::OpenProjects;
 
 /// Cheap to clone: everything inside is shared.
 #[derive(Clone)]
@@ -19,6 +20,8 @@ pub struct AppState {
     pub llm: Arc<LlmService>,
     /// Every project's sandbox: files, processes, terminals, previews.
     pub sandbox: Arc<SandboxManager>,
+    /// The projects opened since start: sessions, runners, conversations.
+    pub open_projects: Arc<OpenProjects>,
 }
 
 impl AppState {
@@ -39,7 +42,17 @@ impl AppState {
             llm: Arc::new(LlmService::new(config.clone())),
             config,
             sandbox,
+            open_projects: Arc::new(OpenProjects::default()),
         }
+    }
+
+    /// The port the IDE is served on, which preview origins share.
+    pub fn ide_port(&self) -> u16 {
+        self.config
+            .server
+            .addr
+            .parse::<std::net::SocketAddr>()
+            .map_or(3000, |addr| addr.port())
     }
 }
 

@@ -39,7 +39,7 @@ fn body_of(name: &str) -> String {
 }
 
 /// `rivet mock-llm` on an ephemeral port; killed when dropped.
-struct Mock {
+pub(crate) struct Mock {
     child: Child,
     addr: String,
     http: reqwest::Client,
@@ -47,7 +47,7 @@ struct Mock {
 
 impl Mock {
     /// Small chunks and no delay unless `extra` says otherwise.
-    fn start(extra: &[&str]) -> Mock {
+    pub(crate) fn start(extra: &[&str]) -> Mock {
         let dir = tempfile::tempdir().unwrap();
         let mut args = vec!["mock-llm", "--port", "0"];
         for (flag, default) in [("--chunk-size", "4"), ("--delay-ms", "0")] {
@@ -76,7 +76,7 @@ impl Mock {
         }
     }
 
-    fn base_url(&self) -> String {
+    pub(crate) fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
     }
 
@@ -85,7 +85,7 @@ impl Mock {
     }
 
     /// Queues faults for the next chat requests, one each.
-    async fn faults(&self, faults: Value) {
+    pub(crate) async fn faults(&self, faults: Value) {
         let response = self
             .http
             .post(format!("http://{}/mock/faults", self.addr))

@@ -5,3 +5,4 @@
 mod llm;
 mod protocol;
 mod sandbox;
+mod session;

@@ -1,0 +1,97 @@
+//! The server functions the UI calls. Their bodies run only on the server and
+//! delegate to `crate::server`; this file is the whole browser-facing API.
+
+use leptos::prelude::*;
+use leptos::server_fn::codec::{ByteStream, Streaming};
+
+/// A file as the last answer found it and left it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FileChange {
+    pub before: Option<String>,
+    pub after: String,
+}
+
+/// The project's events as newline-delimited JSON envelopes: a snapshot
+/// first, then every event, for as long as the response is read.
+#[server(endpoint = "session_feed", output = Streaming)]
+pub async fn session_feed(project: String) -> Result<ByteStream, ServerFnError> {
+    crate::server::session::api::feed(&project)
+        .await
+        .map_err(ServerFnError::new)
+}
+
+/// Sends the person's message; the answer and its actions arrive on the feed.
+#[server(endpoint = "send_message")]
+pub async fn send_message(project: String, text: String) -> Result<(), ServerFnError> {
+    crate::server::session::api::send(&project, text)
+        .await
+        .map_err(ServerFnError::new)
+}
+
+/// Stops the streaming answer, the running command and every pending action.
+#[server(endpoint = "stop_run")]
+pub async fn stop_run(project: String) -> Result<(), ServerFnError> {
+    crate::server::session::api::stop(&project)
+        .await
+        .map_err(ServerFnError::new)
+}
+
+/// Continues an interrupted answer where it stopped.
+#[server(endpoint = "continue_answer")]
+pub async fn continue_answer(project: String, message_id: String) -> Result<(), ServerFnError> {
+    crate::server::session::api::continue_answer(&project, &message_id)
+        .await
+        .map_err(ServerFnError::new)
+}
+
+/// Asks again for an answer that failed or was interrupted.
+#[server(endpoint = "retry_answer")]
+pub async fn retry_answer(project: String, message_id: String) -> Result<(), ServerFnError> {
+    crate::server::session::api::retry(&project, &message_id)
+        .await
+        .map_err(ServerFnError::new)
+}
+
+#[server(endpoint = "read_file")]
+pub async fn read_file(project: String, path: String) -> Result<String, ServerFnError> {
+    crate::server::session::api::read_file(&project, &path)
+        .await
+        .map_err(ServerFnError::new)
+}
+
+/// Saves a file from the editor; the edit goes to the model with the next message.
+#[server(endpoint = "write_file")]
+pub async fn write_file(
+    project: String,
+    path: String,
+    content: String,
+) -> Result<(), ServerFnError> {
+    crate::server::session::api::write_file(&project, &path, content)
+        .await
+        .map_err(ServerFnError::new)
+}
+
+#[server(endpoint = "rename_path")]
+pub async fn rename_path(project: String, from: String, to: String) -> Result<(), ServerFnError> {
+    crate::server::session::api::rename(&project, &from, &to)
+        .await
+        .map_err(ServerFnError::new)
+}
+
+#[server(endpoint = "delete_path")]
+pub async fn delete_path(project: String, path: String) -> Result<(), ServerFnError> {
+    crate::server::session::api::delete(&project, &path)
+        .await
+        .map_err(ServerFnError::new)
+}
+
+/// What the last answer changed in `path`, for the diff view.
+#[server(endpoint = "answer_diff")]
+pub async fn answer_diff(
+    project: String,
+    path: String,
+) -> Result<Option<FileChange>, ServerFnError> {
+    crate::server::session::api::answer_diff(&project, &path)
+        .await
+        .map_err(ServerFnError::new)
+}

@@ -1,0 +1,90 @@
+//! An artifact as a card: its title and its actions with live statuses.
+
+use leptos::prelude::*;
+
+use crate::app::session::SessionStore;
+use crate::app::workbench::Workbench;
+use crate::runtime::protocol::ActionKind;
+use crate::runtime::session::{ActionEntry, ActionStatus};
+
+#[component]
+pub fn ArtifactCard(message_id: String, artifact_id: String) -> impl IntoView {
+    let store = expect_context::<SessionStore>();
+    let version = store.artifact_version(&message_id, &artifact_id);
+    let artifact = move || {
+        version.track();
+        store.with(|s| s.artifact(&message_id, &artifact_id).cloned())
+    };
+    view! {
+        {move || {
+            artifact()
+                .map(|artifact| {
+                    view! {
+                        <div class="artifact-card" data-testid="artifact-card">
+                            <div class="artifact-title">{artifact.title.clone()}</div>
+                            <ul class="artifact-actions">
+                                {artifact
+                                    .actions
+                                    .into_iter()
+                                    .map(|entry| view! { <ActionRow entry /> })
+                                    .collect_view()}
+                            </ul>
+                        </div>
+                    }
+                })
+        }}
+    }
+}
+
+#[component]
+fn ActionRow(entry: ActionEntry) -> impl IntoView {
+    let workbench = expect_context::<Workbench>();
+    let (icon, state) = match &entry.status {
+        ActionStatus::Pending => ("○", "pending"),
+        ActionStatus::Running => ("◐", "running"),
+        ActionStatus::Complete => ("✓", "complete"),
+        ActionStatus::Failed { .. } => ("✗", "failed"),
+        ActionStatus::Aborted => ("⊘", "aborted"),
+    };
+    let (verb, subject) = describe(&entry);
+    let file = entry
+        .kind
+        .file_path()
+        .map(str::to_owned)
+        .filter(|p| !p.is_empty());
+    let reason = match &entry.status {
+        ActionStatus::Failed { reason } => Some(reason.clone()),
+        _ => None,
+    };
+    view! {
+        <li class=format!("action action-{state}") data-testid="action" data-status=state data-kind=entry.kind.type_name().to_owned()>
+            <span class="action-icon" aria-hidden="true">{icon}</span>
+            <span class="action-verb">{verb}</span>
+            {match file {
+                Some(path) => view! {
+                    <button class="action-file" on:click={
+                        let path = path.clone();
+                        move |_| workbench.open(&path)
+                    }>{path.clone()}</button>
+                }
+                .into_any(),
+                None => view! { <code class="action-command">{subject}</code> }.into_any(),
+            }}
+            {reason.map(|r| view! { <pre class="action-reason" data-testid="action-reason">{r}</pre> })}
+        </li>
+    }
+}
+
+/// A verb and what it applies to, e.g. ("Run", "npm install").
+fn describe(entry: &ActionEntry) -> (&'static str, String) {
+    let command = || entry.content.trim().to_owned();
+    match &entry.kind {
+        ActionKind::File { .. } => ("Write", String::new()),
+        ActionKind::Edit { .. } => ("Edit", String::new()),
+        ActionKind::Shell => ("Run", command()),
+        ActionKind::Build => ("Build", command()),
+        ActionKind::Start => ("Start", command()),
+        ActionKind::Supabase { .. } => ("Supabase", String::new()),
+        ActionKind::Unknown { kind } => ("Unknown action", kind.clone()),
+    }
+}

@@ -1,0 +1,86 @@
+//! The message box with its Send and Stop buttons.
+
+use leptos::prelude::*;
+
+use crate::app::api::{send_message, stop_run};
+use crate::app::ide::CurrentProject;
+use crate::app::session::SessionStore;
+
+#[component]
+pub fn Composer() -> impl IntoView {
+    let store = expect_context::<SessionStore>();
+    let project = expect_context::<CurrentProject>().0;
+    let draft = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<String>);
+
+    let send = Action::new({
+        let project = project.clone();
+        move |text: &String| send_message(project.to_string(), text.clone())
+    });
+    let stop = Action::new(move |_: &()| stop_run(project.to_string()));
+    Effect::new(move |_| {
+        let result = send.value().get().or(stop.value().get());
+        error.set(result.and_then(Result::err).map(|e| e.to_string()));
+    });
+
+    let submit = move || {
+        let text = draft.get_untracked().trim().to_owned();
+        if text.is_empty() || store.busy.get_untracked() {
+            return;
+        }
+        draft.set(String::new());
+        send.dispatch(text);
+    };
+
+    view! {
+        <form
+            class="composer"
+            on:submit=move |ev| {
+                ev.prevent_default();
+                submit();
+            }
+        >
+            <Show when=move || error.get().is_some()>
+                <p class="composer-error" role="alert">{move || error.get().unwrap_or_default()}</p>
+            </Show>
+            <textarea
+                data-testid="chat-input"
+                aria-label="Message"
+                placeholder="Build a todo app with React…"
+                rows="3"
+                prop:value=move || draft.get()
+                on:input:target=move |ev| draft.set(ev.target().value())
+                on:keydown=move |ev| {
+                    // Enter sends; Shift+Enter starts a new line.
+                    if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+                        ev.prevent_default();
+                        submit();
+                    }
+                }
+            ></textarea>
+            <div class="composer-actions">
+                <span class="connection" class:offline=move || !store.connected.get()>
+                    {move || if store.connected.get() { "" } else { "Connecting…" }}
+                </span>
+                <button
+                    type="button"
+                    data-testid="chat-stop"
+                    class="secondary"
+                    disabled=move || !store.busy.get()
+                    on:click=move |_| {
+                        stop.dispatch(());
+                    }
+                >
+                    "Stop"
+                </button>
+                <button
+                    type="submit"
+                    data-testid="chat-send"
+                    disabled=move || store.busy.get() || send.pending().get()
+                >
+                    "Send"
+                </button>
+            </div>
+        </form>
+    }
+}

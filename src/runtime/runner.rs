@@ -1,0 +1,655 @@
+//! The action runner: carries out the actions of every answer, strictly in
+//! the order they were written, on a [`Runtime`], and reports each step as
+//! [`SessionEvent`]s (statuses, terminal output, written files, previews,
+//! alerts).
+//!
+//! File writes and edits happen as soon as their action closes; `shell` and
+//! `build` wait for their command to exit; `start` launches a dev server and
+//! completes when it opens a port, without holding up the queue. A truncated
+//! or invalid action is reported as failed and never run. `abort` stops the
+//! running command and everything still pending.
+//!
+//! The runner does not spawn tasks itself: its owner gives it a spawner, the
+//! server a tokio one and the browser `spawn_local`.
+
+mod output;
+mod shell;
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use futures::channel::mpsc;
+use futures::{FutureExt, StreamExt};
+
+use self::output::OutputTail;
+use crate::runtime::action::{ValidatedAction, apply_blocks, validate};
+use crate::runtime::host::{
+    CommandSpec, EventStream, ExitStatus, PortEvent, Process, PtySize, Runtime,
+};
+use crate::runtime::protocol::{Action, Event};
+use crate::runtime::session::{ActionRef, ActionStatus, Alert, Preview, SessionEvent};
+
+pub use self::output::plain_text;
+pub use self::shell::{Rewrite, referenced_paths, rewrite};
+
+/// A unit of background work.
+#[cfg(not(target_arch = "wasm32"))]
+pub type Task = futures::future::BoxFuture<'static, ()>;
+#[cfg(target_arch = "wasm32")]
+pub type Task = futures::future::LocalBoxFuture<'static, ()>;
+
+/// The terminal size commands run with, so tools format their output for
+/// the "Rivet" terminal tab.
+const COMMAND_PTY: PtySize = PtySize {
+    cols: 120,
+    rows: 30,
+};
+/// Lines of output quoted when a command fails.
+const REASON_LINES: usize = 20;
+/// Output still read after a command exited (a PTY may lag behind the exit).
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
+
+// The owner's callbacks are `Send + Sync` on the server, where any thread may
+// run the runner, and need not be in the single-threaded browser.
+#[cfg(not(target_arch = "wasm32"))]
+mod callbacks {
+    use super::*;
+    pub type Sink = Arc<dyn Fn(SessionEvent) + Send + Sync>;
+    pub type Spawner = Arc<dyn Fn(Task) + Send + Sync>;
+    pub type Sleeper = Arc<dyn Fn(Duration) -> Task + Send + Sync>;
+    pub type PreviewUrl = Arc<dyn Fn(u16) -> String + Send + Sync>;
+}
+#[cfg(target_arch = "wasm32")]
+mod callbacks {
+    use super::*;
+    pub type Sink = Arc<dyn Fn(SessionEvent)>;
+    pub type Spawner = Arc<dyn Fn(Task)>;
+    pub type Sleeper = Arc<dyn Fn(Duration) -> Task>;
+    pub type PreviewUrl = Arc<dyn Fn(u16) -> String>;
+}
+pub use callbacks::{PreviewUrl, Sink, Sleeper, Spawner};
+
+/// What the runner needs from its owner.
+#[derive(Clone)]
+pub struct RunnerContext {
+    pub runtime: Arc<dyn Runtime>,
+    /// Receives every event the runner produces.
+    pub sink: Sink,
+    /// Runs background work (the queue, dev-server watchers).
+    pub spawn: Spawner,
+    /// Sleeps, on the owner's timer.
+    pub sleep: Sleeper,
+    /// The address a preview of `port` is shown at.
+    pub preview_url: PreviewUrl,
+    /// How long a dev server may take to open a port before `start` fails.
+    pub start_timeout: Duration,
+}
+
+struct Job {
+    turn: u64,
+    action: ActionRef,
+    parsed: Action,
+}
+
+/// A process the runner may have to kill.
+struct Tracked {
+    turn: u64,
+    process: Arc<dyn Process>,
+}
+
+#[derive(Default)]
+struct Control {
+    turn: u64,
+    /// Jobs of this turn and earlier are aborted instead of run.
+    aborted_turn: u64,
+    /// The command being waited for.
+    running: Option<Tracked>,
+    /// The dev server of the latest `start`.
+    server: Option<Tracked>,
+    alerts: u64,
+}
+
+struct Inner {
+    cx: RunnerContext,
+    queue: mpsc::UnboundedSender<Job>,
+    control: Mutex<Control>,
+}
+
+/// A cheap handle; clones drive the same queue.
+#[derive(Clone)]
+pub struct Runner {
+    inner: Arc<Inner>,
+}
+
+impl Runner {
+    /// Starts the runner's queue and its preview watcher on `cx.spawn`.
+    // In the single-threaded browser the callbacks are not `Send`; one `Arc`
+    // type still serves both targets.
+    #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
+    pub fn new(cx: RunnerContext) -> Runner {
+        let (queue, mut jobs) = mpsc::unbounded::<Job>();
+        let runner = Runner {
+            inner: Arc::new(Inner {
+                cx,
+                queue,
+                control: Mutex::new(Control::default()),
+            }),
+        };
+        let worker = runner.clone();
+        (runner.inner.cx.spawn)(
+            async move {
+                while let Some(job) = jobs.next().await {
+                    worker.run(job).await;
+                }
+            }
+            .boxed_task(),
+        );
+        runner.watch_ports();
+        runner
+    }
+
+    fn control(&self) -> MutexGuard<'_, Control> {
+        self.inner.control.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn emit(&self, event: SessionEvent) {
+        (self.inner.cx.sink)(event);
+    }
+
+    fn status(&self, action: &ActionRef, status: ActionStatus) {
+        self.emit(SessionEvent::ActionStatus {
+            action: action.clone(),
+            status,
+        });
+    }
+
+    fn terminal(&self, text: impl Into<String>) {
+        self.emit(SessionEvent::Terminal { text: text.into() });
+    }
+
+    fn alert(&self, title: String, detail: String, action: Option<&ActionRef>) {
+        let id = {
+            let mut control = self.control();
+            control.alerts += 1;
+            control.alerts
+        };
+        self.emit(SessionEvent::Alert {
+            alert: Alert {
+                id,
+                title,
+                detail,
+                action: action.cloned(),
+            },
+        });
+    }
+
+    /// Starts a new turn (an answer); returns its number.
+    pub fn begin_turn(&self) -> u64 {
+        let mut control = self.control();
+        control.turn += 1;
+        control.turn
+    }
+
+    /// Feeds a parser event of `message_id`; each closed action is queued.
+    pub fn observe(&self, message_id: &str, event: &Event) {
+        if let Event::ActionClose {
+            action_id, action, ..
+        } = event
+        {
+            let turn = self.control().turn;
+            let job = Job {
+                turn,
+                action: ActionRef {
+                    message_id: message_id.to_owned(),
+                    action_id: action_id.clone(),
+                },
+                parsed: (**action).clone(),
+            };
+            // The queue lives as long as the runner, so sending cannot fail.
+            let _ = self.inner.queue.unbounded_send(job);
+        }
+    }
+
+    /// Stops the current turn: its running command is killed and every
+    /// action of it still pending is marked aborted. A dev server that is
+    /// already serving stays up.
+    pub fn abort(&self) {
+        let to_kill = {
+            let mut control = self.control();
+            control.aborted_turn = control.turn;
+            let turn = control.turn;
+            let running = control.running.as_ref().map(|t| Arc::clone(&t.process));
+            // A `start` still waiting for its port counts as running.
+            let starting = control
+                .server
+                .as_ref()
+                .filter(|s| s.turn == turn)
+                .map(|s| Arc::clone(&s.process));
+            [running, starting]
+        };
+        for process in to_kill.into_iter().flatten() {
+            (self.inner.cx.spawn)(
+                async move {
+                    let _ = process.kill().await;
+                }
+                .boxed_task(),
+            );
+        }
+    }
+
+    fn is_aborted(&self, turn: u64) -> bool {
+        turn <= self.control().aborted_turn
+    }
+
+    async fn run(&self, job: Job) {
+        if self.is_aborted(job.turn) {
+            self.status(&job.action, ActionStatus::Aborted);
+            return;
+        }
+        let validated = match validate(job.parsed.clone()) {
+            Ok(validated) => validated,
+            Err(error) => {
+                let reason = error.to_string();
+                self.alert(
+                    "An action was not run".to_owned(),
+                    reason.clone(),
+                    Some(&job.action),
+                );
+                self.status(&job.action, ActionStatus::Failed { reason });
+                return;
+            }
+        };
+        self.status(&job.action, ActionStatus::Running);
+        let result = match validated {
+            ValidatedAction::WriteFile { path, content } => {
+                self.write_file(path.as_str(), &content).await
+            }
+            ValidatedAction::Edit { path, blocks } => self.edit_file(path.as_str(), &blocks).await,
+            ValidatedAction::Shell { command } | ValidatedAction::Build { command } => {
+                self.run_command(&job, &command).await
+            }
+            ValidatedAction::Start { command } => return self.start_server(&job, &command).await,
+            ValidatedAction::Supabase { .. } => Err(
+                "Supabase actions need a Supabase connection, which this project does not have"
+                    .to_owned(),
+            ),
+        };
+        let status = match result {
+            Ok(()) => ActionStatus::Complete,
+            Err(_) if self.is_aborted(job.turn) => ActionStatus::Aborted,
+            Err(reason) => ActionStatus::Failed { reason },
+        };
+        self.status(&job.action, status);
+    }
+
+    async fn write_file(&self, path: &str, content: &str) -> Result<(), String> {
+        self.inner
+            .cx
+            .runtime
+            .write_file(path, content.as_bytes())
+            .await
+            .map_err(|e| e.to_string())?;
+        self.emit(SessionEvent::FileWritten {
+            path: path.to_owned(),
+            by_model: true,
+        });
+        Ok(())
+    }
+
+    async fn edit_file(
+        &self,
+        path: &str,
+        blocks: &[crate::runtime::action::EditBlock],
+    ) -> Result<(), String> {
+        let bytes = self
+            .inner
+            .cx
+            .runtime
+            .read_file(path)
+            .await
+            .map_err(|e| e.to_string())?;
+        let original = String::from_utf8(bytes).map_err(|_| format!("{path} is not UTF-8 text"))?;
+        let edited = apply_blocks(&original, blocks).map_err(|e| format!("edit of {path}: {e}"))?;
+        self.write_file(path, &edited).await
+    }
+
+    /// Applies the `rm`/`cd` rewrites, telling the terminal about each.
+    async fn rewritten(&self, command: &str) -> String {
+        let mut missing = BTreeSet::new();
+        for path in referenced_paths(command) {
+            if !self.exists(&path).await {
+                missing.insert(path);
+            }
+        }
+        match rewrite(command, &missing) {
+            Some(rewrite) => {
+                for note in &rewrite.notes {
+                    self.terminal(format!("\x1b[2m# Rivet: {note}\x1b[0m\r\n"));
+                }
+                rewrite.command
+            }
+            None => command.to_owned(),
+        }
+    }
+
+    async fn exists(&self, path: &str) -> bool {
+        let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+        match self.inner.cx.runtime.list(parent).await {
+            Ok(entries) => entries
+                .iter()
+                .any(|e| e.path.rsplit('/').next() == Some(name)),
+            Err(_) => false,
+        }
+    }
+
+    async fn spawn(&self, job: &Job, spec: CommandSpec) -> Result<Arc<dyn Process>, String> {
+        self.terminal(format!("\x1b[1;36m$ {}\x1b[0m\r\n", spec.command));
+        let process: Arc<dyn Process> = Arc::from(
+            self.inner
+                .cx
+                .runtime
+                .spawn(spec)
+                .await
+                .map_err(|e| e.to_string())?,
+        );
+        // Stop may have been pressed while the process was starting.
+        if self.is_aborted(job.turn) {
+            let _ = process.kill().await;
+        }
+        Ok(process)
+    }
+
+    async fn run_command(&self, job: &Job, command: &str) -> Result<(), String> {
+        let command = self.rewritten(command).await;
+        let process = self
+            .spawn(
+                job,
+                CommandSpec::command(command.clone()).with_pty(COMMAND_PTY),
+            )
+            .await?;
+        self.control().running = Some(Tracked {
+            turn: job.turn,
+            process: Arc::clone(&process),
+        });
+        let mut tail = OutputTail::default();
+        let status = self.pump_until_exit(&process, &mut tail).await;
+        self.control().running = None;
+        self.terminal(exit_line(&status));
+        if status.success() {
+            Ok(())
+        } else {
+            Err(failure_reason(&command, &status, &tail))
+        }
+        .inspect_err(|reason| {
+            if !self.is_aborted(job.turn) {
+                self.alert(
+                    format!("`{command}` failed"),
+                    reason.clone(),
+                    Some(&job.action),
+                );
+            }
+        })
+    }
+
+    /// Copies the process's output to the terminal until it exits.
+    async fn pump_until_exit(
+        &self,
+        process: &Arc<dyn Process>,
+        tail: &mut OutputTail,
+    ) -> ExitStatus {
+        let Some(output) = process.take_output() else {
+            return process.wait().await;
+        };
+        let mut output = output.fuse();
+        let mut exit = process.wait().fuse();
+        let status = loop {
+            futures::select! {
+                chunk = output.next() => match chunk {
+                    Some(bytes) => self.copy_output(&bytes, tail),
+                    None => break exit.await,
+                },
+                status = exit => break status,
+            }
+        };
+        // What the process wrote just before it exited may still be in flight.
+        let mut deadline = (self.inner.cx.sleep)(DRAIN_AFTER_EXIT).fuse();
+        loop {
+            futures::select! {
+                chunk = output.next() => match chunk {
+                    Some(bytes) => self.copy_output(&bytes, tail),
+                    None => break,
+                },
+                () = deadline => break,
+            }
+        }
+        status
+    }
+
+    fn copy_output(&self, bytes: &[u8], tail: &mut OutputTail) {
+        tail.push(bytes);
+        self.terminal(String::from_utf8_lossy(bytes).into_owned());
+    }
+
+    /// Launches a dev server and returns at once; a watcher completes the
+    /// action when a port opens, or fails it if the server exits first.
+    async fn start_server(&self, job: &Job, command: &str) {
+        // A new dev server replaces the previous one, as in bolt.
+        let previous = self.control().server.take();
+        if let Some(previous) = previous {
+            self.terminal("\x1b[2m# Rivet: stopping the previous dev server\x1b[0m\r\n");
+            let _ = previous.process.kill().await;
+            let _ = previous.process.wait().await;
+        }
+        let command = self.rewritten(command).await;
+        let ports = self.inner.cx.runtime.port_events();
+        let process = match self
+            .spawn(
+                job,
+                CommandSpec::server(command.clone()).with_pty(COMMAND_PTY),
+            )
+            .await
+        {
+            Ok(process) => process,
+            Err(reason) => {
+                self.alert(
+                    format!("`{command}` did not start"),
+                    reason.clone(),
+                    Some(&job.action),
+                );
+                self.status(&job.action, ActionStatus::Failed { reason });
+                return;
+            }
+        };
+        self.control().server = Some(Tracked {
+            turn: job.turn,
+            process: Arc::clone(&process),
+        });
+        let watcher = self.clone();
+        let action = job.action.clone();
+        let turn = job.turn;
+        (self.inner.cx.spawn)(
+            async move {
+                watcher
+                    .watch_server(turn, action, command, process, ports)
+                    .await
+            }
+            .boxed_task(),
+        );
+    }
+
+    async fn watch_server(
+        &self,
+        turn: u64,
+        action: ActionRef,
+        command: String,
+        process: Arc<dyn Process>,
+        ports: EventStream<PortEvent>,
+    ) {
+        let mut tail = OutputTail::default();
+        let mut output = process
+            .take_output()
+            .unwrap_or_else(|| futures::stream::empty().boxed_stream())
+            .fuse();
+        let mut ports = ports.fuse();
+        let mut exit = process.wait().fuse();
+        let mut timeout = (self.inner.cx.sleep)(self.inner.cx.start_timeout).fuse();
+        let mut serving = false;
+        let status = loop {
+            futures::select! {
+                chunk = output.next() => if let Some(bytes) = chunk {
+                    self.copy_output(&bytes, &mut tail);
+                },
+                event = ports.next() => if let Some(PortEvent::Opened { port }) = event && !serving {
+                    serving = true;
+                    self.terminal(format!("\x1b[1;32m# Rivet: the dev server is listening on port {port}\x1b[0m\r\n"));
+                    self.status(&action, ActionStatus::Complete);
+                },
+                () = timeout => if !serving {
+                    let reason = format!(
+                        "`{command}` opened no port within {} s\n{}",
+                        self.inner.cx.start_timeout.as_secs(),
+                        tail.last_lines(REASON_LINES)
+                    );
+                    self.alert("The dev server did not start".to_owned(), reason.clone(), Some(&action));
+                    self.status(&action, ActionStatus::Failed { reason });
+                    serving = true;
+                },
+                status = exit => break status,
+            }
+        };
+        self.terminal(exit_line(&status));
+        let replaced = {
+            let mut control = self.control();
+            let current = control
+                .server
+                .as_ref()
+                .is_some_and(|s| Arc::ptr_eq(&s.process, &process));
+            if current {
+                control.server = None;
+            }
+            !current
+        };
+        if self.is_aborted(turn) && !serving {
+            self.status(&action, ActionStatus::Aborted);
+        } else if !serving {
+            let reason = failure_reason(&command, &status, &tail);
+            self.alert(
+                "The dev server exited before it opened a port".to_owned(),
+                reason.clone(),
+                Some(&action),
+            );
+            self.status(&action, ActionStatus::Failed { reason });
+        } else if !replaced && !self.is_aborted(turn) {
+            let reason = failure_reason(&command, &status, &tail);
+            self.alert("The dev server stopped".to_owned(), reason, Some(&action));
+        }
+    }
+
+    /// Every port a server opens in the runtime becomes a preview.
+    fn watch_ports(&self) {
+        let runner = self.clone();
+        (self.inner.cx.spawn)(
+            async move {
+                for port in runner.inner.cx.runtime.open_ports().await {
+                    runner.preview_opened(port);
+                }
+                let mut events = runner.inner.cx.runtime.port_events();
+                while let Some(event) = events.next().await {
+                    match event {
+                        PortEvent::Opened { port } => runner.preview_opened(port),
+                        PortEvent::Closed { port } => {
+                            runner.emit(SessionEvent::PreviewClosed { port })
+                        }
+                    }
+                }
+            }
+            .boxed_task(),
+        );
+    }
+
+    fn preview_opened(&self, port: u16) {
+        let url = (self.inner.cx.preview_url)(port);
+        self.emit(SessionEvent::PreviewOpened {
+            preview: Preview { port, url },
+        });
+    }
+
+    /// Kills every process the runner started (the project is closing).
+    pub async fn shutdown(&self) {
+        let processes = {
+            let mut control = self.control();
+            control.aborted_turn = control.turn;
+            [control.running.take(), control.server.take()]
+        };
+        for tracked in processes.into_iter().flatten() {
+            let _ = tracked.process.kill().await;
+        }
+    }
+}
+
+fn exit_line(status: &ExitStatus) -> String {
+    match (&status.message, status.code) {
+        (Some(message), _) => format!("\x1b[1;31m# {message}\x1b[0m\r\n"),
+        (None, Some(0)) => "\x1b[2m# exit 0\x1b[0m\r\n".to_owned(),
+        (None, Some(code)) => format!("\x1b[1;31m# exit {code}\x1b[0m\r\n"),
+        (None, None) => format!(
+            "\x1b[1;31m# killed by signal {}\x1b[0m\r\n",
+            status.signal.unwrap_or(0)
+        ),
+    }
+}
+
+/// Why a command failed, for the action card, the alert and the model.
+fn failure_reason(command: &str, status: &ExitStatus, tail: &OutputTail) -> String {
+    let how = match (&status.message, status.code, status.signal) {
+        (Some(message), _, _) => message.clone(),
+        (None, Some(code), _) => format!("exited with code {code}"),
+        (None, None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None, None) => "ended".to_owned(),
+    };
+    let output = tail.last_lines(REASON_LINES);
+    if output.is_empty() {
+        format!("`{command}` {how}")
+    } else {
+        format!("`{command}` {how}:\n{output}")
+    }
+}
+
+/// Boxing for the owner's spawner, on either target.
+trait BoxedTask {
+    fn boxed_task(self) -> Task;
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl<F: std::future::Future<Output = ()> + Send + 'static> BoxedTask for F {
+    fn boxed_task(self) -> Task {
+        self.boxed()
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+impl<F: std::future::Future<Output = ()> + 'static> BoxedTask for F {
+    fn boxed_task(self) -> Task {
+        self.boxed_local()
+    }
+}
+
+/// Boxing for output streams, on either target.
+trait BoxedStream<T> {
+    fn boxed_stream(self) -> EventStream<T>;
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl<T, S: futures::Stream<Item = T> + Send + 'static> BoxedStream<T> for S {
+    fn boxed_stream(self) -> EventStream<T> {
+        self.boxed()
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+impl<T, S: futures::Stream<Item = T> + 'static> BoxedStream<T> for S {
+    fn boxed_stream(self) -> EventStream<T> {
+        self.boxed_local()
+    }
+}

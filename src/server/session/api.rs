@@ -1,0 +1,253 @@
+//! What the UI's server functions do (`crate::app::api` declares them).
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use leptos::prelude::expect_context;
+use leptos::server_fn::codec::ByteStream;
+use tokio_util::sync::CancellationToken;
+
+use super::project::ProjectHandle;
+use super::turn::{self, Answer};
+use crate::app::api::FileChange;
+use crate::runtime::host::RuntimeError;
+use crate::runtime::project::{InvalidProjectId, ProjectId};
+use crate::runtime::session::{Message, SessionEvent};
+use crate::server::llm::client::ChatMessage;
+use crate::server::llm::prompt::RuntimeDescription;
+use crate::server::projects::ProjectError;
+use crate::server::state::AppState;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error(transparent)]
+    InvalidProject(#[from] InvalidProjectId),
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    #[error("an answer is still streaming; stop it or wait for it to finish")]
+    Busy,
+    #[error("the message is empty")]
+    EmptyMessage,
+    #[error("message {0} cannot be continued: only the latest interrupted answer can")]
+    NotContinuable(String),
+    #[error("message {0} is not an answer that can be asked again")]
+    NotRetryable(String),
+    #[error("{0} is not UTF-8 text")]
+    NotText(String),
+    #[error("{0}")]
+    CrossSite(String),
+}
+
+/// The project's handle, for a request from the IDE's own page (another
+/// site open in the same browser must not drive the project).
+async fn open(project: &str) -> Result<(AppState, Arc<ProjectHandle>), ApiError> {
+    let headers: axum::http::HeaderMap = leptos_axum::extract().await.unwrap_or_default();
+    crate::server::llm::origin::same_origin(&headers).map_err(ApiError::CrossSite)?;
+    let state = expect_context::<AppState>();
+    let id = ProjectId::parse(project)?;
+    state.projects.get(&id)?;
+    let handle = state.open_projects.open(&state, &id).await;
+    Ok((state, handle))
+}
+
+pub async fn feed(project: &str) -> Result<ByteStream, ApiError> {
+    let (_, handle) = open(project).await?;
+    let lines = handle.session.subscribe().map(|envelope| {
+        // Serialising our own types cannot fail; an empty line is skipped by readers.
+        let mut line = serde_json::to_vec(&*envelope).unwrap_or_default();
+        line.push(b'\n');
+        bytes::Bytes::from(line)
+    });
+    Ok(ByteStream::from(lines))
+}
+
+/// Starts `answer` on a task of its own.
+fn spawn_answer(
+    state: &AppState,
+    handle: &Arc<ProjectHandle>,
+    answer: Answer,
+) -> Result<(), ApiError> {
+    let cancel = CancellationToken::new();
+    {
+        let mut conversation = handle.conversation();
+        if conversation.streaming.is_some() {
+            return Err(ApiError::Busy);
+        }
+        conversation.streaming = Some(cancel.clone());
+    }
+    let handle = Arc::clone(handle);
+    let llm = Arc::clone(&state.llm);
+    let description = RuntimeDescription::from_config(&state.config);
+    tokio::spawn(async move {
+        turn::run(Arc::clone(&handle), llm, description, answer, cancel).await;
+        handle.conversation().streaming = None;
+    });
+    Ok(())
+}
+
+/// Ends an interrupted answer that will not be continued, so its open
+/// action is reported as cut off.
+fn drop_unfinished(handle: &ProjectHandle) {
+    let unfinished = handle.conversation().unfinished.take();
+    if let Some(unfinished) = unfinished {
+        turn::close_parser(handle, &unfinished.message_id, unfinished.parser);
+    }
+}
+
+pub async fn send(project: &str, text: String) -> Result<(), ApiError> {
+    let text = text.trim().to_owned();
+    if text.is_empty() {
+        return Err(ApiError::EmptyMessage);
+    }
+    let (state, handle) = open(project).await?;
+    if handle.conversation().streaming.is_some() {
+        return Err(ApiError::Busy);
+    }
+    drop_unfinished(&handle);
+    let (user_id, history) = {
+        let mut conversation = handle.conversation();
+        let id = conversation.next_id();
+        let mut history = conversation.history.clone();
+        history.push(ChatMessage::user(text.clone()));
+        (id, history)
+    };
+    handle.publish(SessionEvent::MessageAdded {
+        message: Message::user(user_id, text.clone()),
+    });
+    let answer = turn::new_answer(&handle, history, &text);
+    spawn_answer(&state, &handle, answer)
+}
+
+pub async fn stop(project: &str) -> Result<(), ApiError> {
+    let (_, handle) = open(project).await?;
+    if let Some(cancel) = handle.conversation().streaming.clone() {
+        cancel.cancel();
+    }
+    handle.runner.abort();
+    Ok(())
+}
+
+pub async fn continue_answer(project: &str, message_id: &str) -> Result<(), ApiError> {
+    let (state, handle) = open(project).await?;
+    let unfinished = {
+        let mut conversation = handle.conversation();
+        if conversation.streaming.is_some() {
+            return Err(ApiError::Busy);
+        }
+        match conversation.unfinished.take() {
+            Some(u) if u.message_id == message_id => u,
+            other => {
+                conversation.unfinished = other;
+                return Err(ApiError::NotContinuable(message_id.to_owned()));
+            }
+        }
+    };
+    handle.runner.begin_turn();
+    handle.publish(SessionEvent::MessageResumed {
+        message_id: message_id.to_owned(),
+    });
+    let answer = Answer {
+        message_id: unfinished.message_id,
+        parser: unfinished.parser,
+        text: unfinished.text,
+        history: unfinished.history,
+    };
+    spawn_answer(&state, &handle, answer)
+}
+
+pub async fn retry(project: &str, message_id: &str) -> Result<(), ApiError> {
+    let (state, handle) = open(project).await?;
+    let asked = handle.conversation().asked.get(message_id).cloned();
+    let Some(asked) = asked else {
+        return Err(ApiError::NotRetryable(message_id.to_owned()));
+    };
+    if handle.conversation().streaming.is_some() {
+        return Err(ApiError::Busy);
+    }
+    drop_unfinished(&handle);
+    let mut history = handle.conversation().history.clone();
+    history.push(ChatMessage::user(asked.clone()));
+    let answer = turn::new_answer(&handle, history, &asked);
+    spawn_answer(&state, &handle, answer)
+}
+
+pub async fn read_file(project: &str, path: &str) -> Result<String, ApiError> {
+    let (_, handle) = open(project).await?;
+    let bytes = handle.runtime.read_file(path).await?;
+    String::from_utf8(bytes).map_err(|_| ApiError::NotText(path.to_owned()))
+}
+
+pub async fn write_file(project: &str, path: &str, content: String) -> Result<(), ApiError> {
+    let (_, handle) = open(project).await?;
+    let before = match handle.runtime.read_file(path).await {
+        Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(_) => None,
+    };
+    handle.runtime.write_file(path, content.as_bytes()).await?;
+    handle
+        .conversation()
+        .user_edits
+        .entry(path.to_owned())
+        .and_modify(|(_, after)| after.clone_from(&content))
+        .or_insert((before, content));
+    handle.publish(SessionEvent::FileWritten {
+        path: path.to_owned(),
+        by_model: false,
+    });
+    Ok(())
+}
+
+pub async fn rename(project: &str, from: &str, to: &str) -> Result<(), ApiError> {
+    let (_, handle) = open(project).await?;
+    handle.runtime.rename(from, to).await?;
+    handle.publish(SessionEvent::FileRemoved {
+        path: from.to_owned(),
+    });
+    // A renamed folder brings its files along.
+    let moved = handle.runtime.list_tree(to).await.unwrap_or_default();
+    let files: Vec<String> = if moved.is_empty() {
+        vec![to.to_owned()]
+    } else {
+        moved
+            .into_iter()
+            .filter(|e| e.kind == crate::runtime::host::EntryKind::File)
+            .map(|e| e.path)
+            .collect()
+    };
+    for path in files {
+        handle.publish(SessionEvent::FileWritten {
+            path,
+            by_model: false,
+        });
+    }
+    Ok(())
+}
+
+pub async fn delete(project: &str, path: &str) -> Result<(), ApiError> {
+    let (_, handle) = open(project).await?;
+    handle.runtime.remove(path).await?;
+    handle.publish(SessionEvent::FileRemoved {
+        path: path.to_owned(),
+    });
+    Ok(())
+}
+
+pub async fn answer_diff(project: &str, path: &str) -> Result<Option<FileChange>, ApiError> {
+    let (_, handle) = open(project).await?;
+    let before = handle
+        .answer_before
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(path)
+        .cloned();
+    let Some(before) = before else {
+        return Ok(None);
+    };
+    let after = match handle.runtime.read_file(path).await {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(_) => String::new(),
+    };
+    Ok(Some(FileChange { before, after }))
+}

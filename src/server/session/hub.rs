@@ -1,0 +1,171 @@
+//! The registry of sessions and the publish/subscribe core.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures::Stream;
+use tokio::sync::broadcast;
+
+use crate::runtime::project::ProjectId;
+use crate::runtime::session::{Envelope, SessionEvent, SessionState};
+
+/// Events a subscriber may fall behind by before it is resynchronised with a
+/// snapshot. Token deltas are small, so this is a few seconds of streaming.
+const BACKLOG: usize = 4096;
+
+struct Inner {
+    state: SessionState,
+    seq: u64,
+}
+
+pub struct Session {
+    pub project: ProjectId,
+    inner: Mutex<Inner>,
+    tx: broadcast::Sender<Arc<Envelope>>,
+}
+
+impl Session {
+    pub fn new(project: ProjectId, state: SessionState) -> Session {
+        let (tx, _) = broadcast::channel(BACKLOG);
+        Session {
+            project,
+            inner: Mutex::new(Inner { state, seq: 0 }),
+            tx,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock leaves a state that is still
+        // consistent event by event, so the poison is ignored.
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Applies `event` to the state and sends it to every subscriber.
+    pub fn publish(&self, event: SessionEvent) {
+        let mut inner = self.lock();
+        inner.state.apply(&event);
+        inner.seq += 1;
+        let envelope = Arc::new(Envelope {
+            seq: inner.seq,
+            event,
+        });
+        // Sending fails only when nobody listens, which is fine.
+        let _ = self.tx.send(envelope);
+    }
+
+    /// Reads the current state.
+    pub fn read<T>(&self, f: impl FnOnce(&SessionState) -> T) -> T {
+        f(&self.lock().state)
+    }
+
+    /// A snapshot, then every later event, for as long as the stream is
+    /// polled. A subscriber that falls behind gets a new snapshot.
+    pub fn subscribe(self: &Arc<Self>) -> impl Stream<Item = Arc<Envelope>> + Send + 'static {
+        // Taking the snapshot and subscribing under one lock means no event
+        // falls between them.
+        let (first, rx) = {
+            let inner = self.lock();
+            (self.snapshot(&inner), self.tx.subscribe())
+        };
+        let session = Arc::clone(self);
+        futures::stream::unfold(
+            (Some(first), rx, session),
+            |(first, mut rx, session)| async move {
+                if let Some(first) = first {
+                    return Some((first, (None, rx, session)));
+                }
+                match rx.recv().await {
+                    Ok(envelope) => Some((envelope, (None, rx, session))),
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        // Start over from the present: a fresh receiver and a snapshot.
+                        let (snapshot, fresh) = {
+                            let inner = session.lock();
+                            (session.snapshot(&inner), session.tx.subscribe())
+                        };
+                        Some((snapshot, (None, fresh, session)))
+                    }
+                    Err(broadcast::error::RecvError::Closed) => None,
+                }
+            },
+        )
+    }
+
+    fn snapshot(&self, inner: &Inner) -> Arc<Envelope> {
+        Arc::new(Envelope {
+            seq: inner.seq,
+            event: SessionEvent::Snapshot {
+                state: Box::new(inner.state.clone()),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt;
+
+    use super::*;
+    use crate::runtime::session::Message;
+
+    fn session() -> Arc<Session> {
+        Arc::new(Session::new(
+            ProjectId::parse("p").unwrap(),
+            SessionState::default(),
+        ))
+    }
+
+    fn terminal(text: &str) -> SessionEvent {
+        SessionEvent::Terminal { text: text.into() }
+    }
+
+    #[tokio::test]
+    async fn subscribers_start_from_a_snapshot_then_follow() {
+        let session = session();
+        session.publish(SessionEvent::MessageAdded {
+            message: Message::user("m1", "hi"),
+        });
+        let mut events = Box::pin(session.subscribe());
+        let first = events.next().await.unwrap();
+        assert_eq!(first.seq, 1);
+        let SessionEvent::Snapshot { state } = &first.event else {
+            panic!("first event is {:?}", first.event)
+        };
+        assert_eq!(state.messages.len(), 1);
+        session.publish(terminal("a"));
+        session.publish(terminal("b"));
+        let next: Vec<u64> = vec![
+            events.next().await.unwrap().seq,
+            events.next().await.unwrap().seq,
+        ];
+        assert_eq!(next, [2, 3]);
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_that_falls_behind_gets_a_new_snapshot() {
+        let session = session();
+        let mut events = Box::pin(session.subscribe());
+        events.next().await.unwrap();
+        for _ in 0..(BACKLOG + 10) {
+            session.publish(terminal("x"));
+        }
+        let resync = events.next().await.unwrap();
+        assert!(matches!(resync.event, SessionEvent::Snapshot { .. }));
+        assert_eq!(resync.seq, (BACKLOG + 10) as u64);
+        session.publish(terminal("y"));
+        assert_eq!(events.next().await.unwrap().seq, (BACKLOG + 11) as u64);
+    }
+
+    #[test]
+    fn envelopes_are_flat_json() {
+        let envelope = Envelope {
+            seq: 7,
+            event: terminal("hi"),
+        };
+        let json = serde_json::to_value(&envelope).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"seq": 7, "type": "terminal", "text": "hi"})
+        );
+    }
+}

@@ -1,0 +1,113 @@
+//! One open project on the server: its session, its action runner, the
+//! conversation the model sees, and what changed since the last answer.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use futures::FutureExt;
+use tokio_util::sync::CancellationToken;
+
+use super::hub::Session;
+use super::recording::{Baselines, RecordingRuntime};
+use crate::runtime::host::Runtime;
+use crate::runtime::preview::PreviewHost;
+use crate::runtime::project::ProjectId;
+use crate::runtime::protocol::Parser;
+use crate::runtime::runner::{Runner, RunnerContext};
+use crate::runtime::session::SessionEvent;
+use crate::server::llm::client::ChatMessage;
+
+/// How long a dev server may take to open its port.
+const START_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// An answer that stopped early and may be continued: its parser keeps the
+/// place inside any open action.
+pub struct Unfinished {
+    pub message_id: String,
+    pub parser: Parser,
+    pub text: String,
+    /// The history the answer was asked with (ending in the user's message).
+    pub history: Vec<ChatMessage>,
+}
+
+#[derive(Default)]
+pub struct Conversation {
+    /// What the model has seen: user messages and its own whole answers.
+    pub history: Vec<ChatMessage>,
+    /// The user message each assistant message answers, for Retry.
+    pub asked: BTreeMap<String, String>,
+    pub unfinished: Option<Unfinished>,
+    /// Set while an answer streams; cancelling it stops the answer.
+    pub streaming: Option<CancellationToken>,
+    pub next_message: u64,
+    /// Files the person saved since the last answer: content before the
+    /// first save, and now.
+    pub user_edits: BTreeMap<String, (Option<String>, String)>,
+}
+
+impl Conversation {
+    pub fn next_id(&mut self) -> String {
+        self.next_message += 1;
+        format!("m{}", self.next_message)
+    }
+}
+
+pub struct ProjectHandle {
+    pub id: ProjectId,
+    pub session: Arc<Session>,
+    pub runtime: Arc<dyn Runtime>,
+    pub runner: Runner,
+    /// Files the latest answer wrote: what they held before it.
+    pub answer_before: Baselines,
+    conversation: Mutex<Conversation>,
+}
+
+impl ProjectHandle {
+    pub fn new(
+        id: ProjectId,
+        session: Arc<Session>,
+        runtime: Arc<dyn Runtime>,
+        ide_port: u16,
+    ) -> Arc<ProjectHandle> {
+        let answer_before = Baselines::default();
+        let recording: Arc<dyn Runtime> = Arc::new(RecordingRuntime {
+            inner: Arc::clone(&runtime),
+            before: Arc::clone(&answer_before),
+        });
+        let sink_session = Arc::clone(&session);
+        let preview_project = id.clone();
+        let runner = Runner::new(RunnerContext {
+            runtime: recording,
+            sink: Arc::new(move |event: SessionEvent| sink_session.publish(event)),
+            spawn: Arc::new(|task| {
+                tokio::spawn(task);
+            }),
+            sleep: Arc::new(|duration| tokio::time::sleep(duration).boxed()),
+            preview_url: Arc::new(move |port| {
+                let host = PreviewHost {
+                    project: preview_project.clone(),
+                    port,
+                };
+                format!("{}/", host.origin("http", Some(ide_port)))
+            }),
+            start_timeout: START_TIMEOUT,
+        });
+        Arc::new(ProjectHandle {
+            id,
+            session,
+            runtime,
+            runner,
+            answer_before,
+            conversation: Mutex::new(Conversation::default()),
+        })
+    }
+
+    pub fn conversation(&self) -> MutexGuard<'_, Conversation> {
+        self.conversation.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn publish(&self, event: SessionEvent) {
+        self.session.publish(event);
+    }
+}

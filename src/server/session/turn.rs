@@ -1,0 +1,238 @@
+//! One answer: ask the model, feed its stream through the parser into the
+//! session and the runner, and record how it ended. It runs on a task of its
+//! own, so closing the tab does not stop it.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::project::{ProjectHandle, Unfinished};
+use crate::runtime::llm::{LlmError, LlmEvent};
+use crate::runtime::protocol::Parser;
+use crate::runtime::session::{Message, MessageStatus, SessionEvent, Usage};
+use crate::server::llm::LlmService;
+use crate::server::llm::client::{ChatMessage, ChatRequest, chat};
+use crate::server::llm::prompt::{
+    ProjectFile, PromptContext, RuntimeDescription, UserEdit, system_prompt,
+};
+
+/// Tokens of project files the system prompt may carry.
+const PROMPT_FILE_BUDGET: usize = 24_000;
+/// Files larger than this are listed by name only.
+const LARGEST_PROMPT_FILE: u64 = 64 * 1024;
+
+/// Where an answer's text goes: a new message, or the rest of an
+/// interrupted one.
+pub struct Answer {
+    pub message_id: String,
+    pub parser: Parser,
+    /// Text already received (non-empty when continuing).
+    pub text: String,
+    /// The conversation to send, ending with the user's message.
+    pub history: Vec<ChatMessage>,
+}
+
+/// Runs one answer to its end.
+pub async fn run(
+    project: Arc<ProjectHandle>,
+    llm: Arc<LlmService>,
+    runtime_description: RuntimeDescription,
+    answer: Answer,
+    cancel: CancellationToken,
+) {
+    let Answer {
+        message_id,
+        mut parser,
+        text: earlier,
+        history,
+    } = answer;
+    let continuing = !earlier.is_empty();
+    let publish = |event: SessionEvent| project.publish(event);
+
+    let llm_config = match llm.resolve_for_chat().await {
+        Ok(config) => config,
+        Err(error) => {
+            return finish_failed(&project, &message_id, &error, &earlier, parser, history);
+        }
+    };
+    let system = system_prompt(&prompt_context(&project, runtime_description).await);
+    let mut request = ChatRequest::new(system, history.clone());
+    if continuing {
+        request.continue_from = Some(earlier.clone());
+    }
+
+    let outcome = chat(&llm_config, request, cancel, |event| match event {
+        LlmEvent::Delta { text } => {
+            for event in parser.push(&text) {
+                // The state learns of an action before the runner reports on it.
+                project.publish(SessionEvent::Protocol {
+                    message_id: message_id.clone(),
+                    event: event.clone(),
+                });
+                project.runner.observe(&message_id, &event);
+            }
+        }
+        LlmEvent::Usage(usage) => publish(SessionEvent::Usage {
+            message_id: message_id.clone(),
+            usage: Usage {
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+                total_tokens: usage.total_tokens,
+            },
+        }),
+        LlmEvent::Continuing { attempt } => publish(SessionEvent::Notice {
+            message_id: message_id.clone(),
+            notice: Some(format!(
+                "The answer reached the model's length limit; asking it to continue ({attempt} of 2)."
+            )),
+        }),
+        LlmEvent::Retrying { attempt, delay_ms, reason } => publish(SessionEvent::Notice {
+            message_id: message_id.clone(),
+            notice: Some(format!("{reason}; trying again in {:.1} s (retry {attempt}).", delay_ms as f64 / 1000.0)),
+        }),
+        LlmEvent::ToolCalls { .. } | LlmEvent::Finished { .. } | LlmEvent::Failed { .. } => {}
+    })
+    .await;
+
+    let text = earlier + &outcome.text;
+    match outcome.result {
+        Ok(finish_reason) => {
+            close_parser(&project, &message_id, parser);
+            record_answer(&project, history, &text);
+            publish(SessionEvent::MessageFinished {
+                message_id,
+                status: MessageStatus::Complete,
+                finish_reason: Some(format!("{finish_reason:?}").to_lowercase()),
+            });
+        }
+        Err(LlmError::Cancelled) => {
+            close_parser(&project, &message_id, parser);
+            record_answer(&project, history, &text);
+            publish(SessionEvent::MessageFinished {
+                message_id,
+                status: MessageStatus::Stopped,
+                finish_reason: None,
+            });
+        }
+        Err(error) => finish_failed(&project, &message_id, &error, &text, parser, history),
+    }
+}
+
+/// An answer that ended on an error: with no text it failed; with some it
+/// was interrupted and can be continued, so its parser is kept.
+fn finish_failed(
+    project: &ProjectHandle,
+    message_id: &str,
+    error: &LlmError,
+    text: &str,
+    parser: Parser,
+    history: Vec<ChatMessage>,
+) {
+    let status = if text.is_empty() {
+        MessageStatus::Failed {
+            error: error.to_string(),
+        }
+    } else {
+        MessageStatus::Interrupted {
+            reason: error.to_string(),
+        }
+    };
+    if text.is_empty() {
+        close_parser(project, message_id, parser);
+    } else {
+        project.conversation().unfinished = Some(Unfinished {
+            message_id: message_id.to_owned(),
+            parser,
+            text: text.to_owned(),
+            history,
+        });
+    }
+    project.publish(SessionEvent::MessageFinished {
+        message_id: message_id.to_owned(),
+        status,
+        finish_reason: None,
+    });
+}
+
+/// Ends the parser: held-back text is shown, and an action still open is
+/// closed as truncated (the runner reports it and does not run it).
+pub fn close_parser(project: &ProjectHandle, message_id: &str, parser: Parser) {
+    for event in parser.finish() {
+        project.publish(SessionEvent::Protocol {
+            message_id: message_id.to_owned(),
+            event: event.clone(),
+        });
+        project.runner.observe(message_id, &event);
+    }
+}
+
+fn record_answer(project: &ProjectHandle, mut history: Vec<ChatMessage>, text: &str) {
+    history.push(ChatMessage::assistant(text));
+    project.conversation().history = history;
+}
+
+/// Starts a new assistant message answering `history`'s last user message.
+pub fn new_answer(project: &ProjectHandle, history: Vec<ChatMessage>, asked: &str) -> Answer {
+    let message_id = {
+        let mut conversation = project.conversation();
+        let id = conversation.next_id();
+        conversation.asked.insert(id.clone(), asked.to_owned());
+        id
+    };
+    project
+        .answer_before
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clear();
+    project.runner.begin_turn();
+    project.publish(SessionEvent::MessageAdded {
+        message: Message::assistant(message_id.clone()),
+    });
+    Answer {
+        parser: Parser::new(message_id.clone()),
+        message_id,
+        text: String::new(),
+        history,
+    }
+}
+
+/// The files and the person's edits, for the system prompt.
+async fn prompt_context(project: &ProjectHandle, runtime: RuntimeDescription) -> PromptContext {
+    let entries = project.runtime.list_tree("").await.unwrap_or_default();
+    let mut files = Vec::new();
+    for entry in entries {
+        let skip = entry.kind != crate::runtime::host::EntryKind::File
+            || entry.path.starts_with("node_modules/")
+            || entry.path.contains("/node_modules/")
+            || entry.path == "package-lock.json";
+        if skip {
+            continue;
+        }
+        let content = if entry.size <= LARGEST_PROMPT_FILE {
+            match project.runtime.read_file(&entry.path).await {
+                Ok(bytes) => String::from_utf8(bytes).unwrap_or_default(),
+                Err(_) => String::new(),
+            }
+        } else {
+            String::new()
+        };
+        files.push(ProjectFile {
+            path: entry.path,
+            content,
+        });
+    }
+    let user_edits = std::mem::take(&mut project.conversation().user_edits)
+        .into_iter()
+        .map(|(path, (before, after))| UserEdit {
+            path,
+            before: before.unwrap_or_default(),
+            after,
+        })
+        .collect();
+    PromptContext {
+        runtime,
+        files,
+        user_edits,
+        token_budget: PROMPT_FILE_BUDGET,
+    }
+}
