@@ -7,11 +7,14 @@ import path from 'node:path';
 // must have written target/release/rivet and target/site first (scripts/test.sh does).
 const root = path.resolve(__dirname, '..');
 const port = Number(process.env.RIVET_E2E_PORT ?? 3190);
+const mockPort = Number(process.env.RIVET_E2E_MOCK_PORT ?? 3191);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-'));
+// The tests queue provider faults here (see docs/mock-llm.md).
+process.env.RIVET_E2E_MOCK = `http://127.0.0.1:${mockPort}`;
 
 export default defineConfig({
   testDir: './tests',
-  timeout: 60_000,
+  timeout: 240_000,
   expect: { timeout: 20_000 },
   // The tests share one server and its projects, so they run one at a time.
   workers: 1,
@@ -39,22 +42,35 @@ export default defineConfig({
     },
   },
   projects: [{ name: 'chromium', use: { browserName: 'chromium' } }],
-  webServer: {
+  webServer: [
+    {
+      // The scripted provider, replaying the fixtures a little slower than a
+      // fast model so streaming and Stop can be watched.
+      command: `${root}/target/release/rivet mock-llm --port ${mockPort} --script ${root}/tests/fixtures/transcripts --chunk-size 24 --delay-ms 8`,
+      port: mockPort,
+      reuseExistingServer: false,
+      timeout: 30_000,
+    },
+    {
     command: `${root}/target/release/rivet serve`,
     cwd: root,
     url: `http://127.0.0.1:${port}/healthz`,
     reuseExistingServer: false,
-    timeout: 60_000,
+    timeout: 240_000,
     stdout: 'pipe',
     stderr: 'pipe',
     env: {
       RIVET_SERVER_ADDR: `127.0.0.1:${port}`,
       RIVET_SERVER_DATA_DIR: dataDir,
+      RIVET_LLM_PROVIDER: 'custom',
+      RIVET_LLM_BASE_URL: `http://127.0.0.1:${mockPort}/v1`,
+      RIVET_LLM_MODEL: 'rivet-replay',
       LEPTOS_OUTPUT_NAME: 'rivet',
       LEPTOS_SITE_ROOT: path.join(root, 'target/site'),
       LEPTOS_SITE_PKG_DIR: 'pkg',
       LEPTOS_ENV: 'PROD',
       RUST_LOG: 'warn,rivet=info',
     },
-  },
+    },
+  ],
 });

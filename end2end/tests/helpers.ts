@@ -1,8 +1,44 @@
 import { expect, type Page } from '@playwright/test';
 
 /** Opens the IDE and waits until the WASM bundle has hydrated the page. */
-export async function openIde(page: Page, path = '/') {
+export async function openIde(page: Page, path = '/new') {
   const response = await page.goto(path);
   await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
   return response;
+}
+
+/** Opens a fresh project and returns its id. */
+export async function newProject(page: Page): Promise<string> {
+  await openIde(page, '/new');
+  const id = new URL(page.url()).pathname.split('/').pop()!;
+  expect(id).toMatch(/^[a-z0-9]+$/);
+  return id;
+}
+
+export async function send(page: Page, text: string) {
+  await page.getByTestId('chat-input').fill(text);
+  await page.getByTestId('chat-send').click();
+}
+
+/** Queues faults for the scripted provider's next answers. */
+export async function queueFaults(faults: object | object[]) {
+  const response = await fetch(`${process.env.RIVET_E2E_MOCK}/mock/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(faults),
+  });
+  expect(response.ok).toBe(true);
+}
+
+/** The action rows of the latest answer, of one kind. */
+export function actions(page: Page, kind: string) {
+  return page.getByTestId('message-assistant').last().locator(`[data-testid="action"][data-kind="${kind}"]`);
+}
+
+/** The text of a file's Monaco model. */
+export async function editorText(page: Page, path: string): Promise<string> {
+  return page.evaluate((p) => {
+    const model = (window as any).monaco?.editor.getModel((window as any).monaco.Uri.file('/' + p));
+    return model ? model.getValue() : '';
+  }, path);
 }

@@ -20,10 +20,10 @@ test('the five panes are present', async ({ page }) => {
 
 test('sending a message adds it to the conversation', async ({ page }) => {
   await openIde(page);
-  await page.getByTestId('chat-input').fill('build a todo app');
+  await page.getByTestId('chat-input').fill('hello there');
   await page.getByTestId('chat-send').click();
   await expect(page.getByTestId('message-user')).toHaveCount(1);
-  await expect(page.getByTestId('message-user')).toContainText('build a todo app');
+  await expect(page.getByTestId('message-user')).toContainText('hello there');
   await expect(page.getByTestId('chat-input')).toHaveValue('');
 });
 

@@ -50,7 +50,7 @@ pub fn PreviewPane() -> impl IntoView {
             .or(previews.first())
             .cloned()
     });
-    let url = Signal::derive(move || current.get().map(|p| p.url));
+    let url = Signal::derive(move || current.get().map(|p| on_this_host(&p.url)));
     let device = RwSignal::new(Device::Desktop);
     // Bumped to reload the frame.
     let generation = RwSignal::new(0u32);
@@ -138,4 +138,26 @@ pub fn PreviewPane() -> impl IntoView {
             </div>
         </section>
     }
+}
+
+/// The preview's URL with the host name the page was opened with: the
+/// server names its own address, and the preview is only same-site with the
+/// IDE (so its storage works in the frame) under the same host name.
+fn on_this_host(url: &str) -> String {
+    #[cfg(feature = "hydrate")]
+    {
+        let page_host = window().location().hostname().unwrap_or_default();
+        if let Some((scheme, rest)) = url.split_once("://")
+            && let Some(port_start) = rest.rfind(':')
+            && !page_host.is_empty()
+        {
+            let host = if page_host.contains(':') {
+                format!("[{page_host}]")
+            } else {
+                page_host
+            };
+            return format!("{scheme}://{host}{}", &rest[port_start..]);
+        }
+    }
+    url.to_owned()
 }

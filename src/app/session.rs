@@ -11,6 +11,7 @@ use super::workbench::Workbench;
 use crate::runtime::session::{SessionEvent, SessionState, Touched};
 
 /// Writes to the Rivet terminal tab: text, and whether to clear it first.
+#[cfg(feature = "hydrate")]
 type TerminalWriter = Box<dyn Fn(&str, bool)>;
 
 // The server only renders the initial, empty state; events arrive in the browser.
@@ -20,8 +21,10 @@ pub struct SessionStore {
     state: StoredValue<SessionState>,
     /// Bumped when the message list changes (or everything does).
     pub messages: RwSignal<u64>,
-    message_versions: StoredValue<HashMap<String, RwSignal<u64>>>,
-    artifact_versions: StoredValue<HashMap<(String, String), RwSignal<u64>>>,
+    // Reference-counted, not owned by the component that first asked for
+    // them: components are rebuilt while an answer streams.
+    message_versions: StoredValue<HashMap<String, ArcRwSignal<u64>>>,
+    artifact_versions: StoredValue<HashMap<(String, String), ArcRwSignal<u64>>>,
     pub files: RwSignal<u64>,
     pub alerts: RwSignal<u64>,
     pub previews: RwSignal<u64>,
@@ -30,7 +33,10 @@ pub struct SessionStore {
     /// Whether the event feed is connected.
     pub connected: RwSignal<bool>,
     /// Receives the "Rivet" terminal's output: the whole tail after a
-    /// snapshot (`reset` true), then each new piece.
+    /// snapshot (`reset` true), then each new piece. Browser only: a
+    /// thread-local value created during server rendering panics when the
+    /// render's owner is dropped on another worker thread.
+    #[cfg(feature = "hydrate")]
     terminal: StoredValue<Option<TerminalWriter>, LocalStorage>,
     workbench: Workbench,
 }
@@ -48,6 +54,7 @@ impl SessionStore {
             previews: RwSignal::new(0),
             busy: RwSignal::new(false),
             connected: RwSignal::new(false),
+            #[cfg(feature = "hydrate")]
             terminal: StoredValue::new_local(None),
             workbench,
         }
@@ -59,11 +66,11 @@ impl SessionStore {
         self.state.with_value(f)
     }
 
-    pub fn message_version(&self, id: &str) -> RwSignal<u64> {
+    pub fn message_version(&self, id: &str) -> ArcRwSignal<u64> {
         version(self.message_versions, id.to_owned())
     }
 
-    pub fn artifact_version(&self, message_id: &str, artifact_id: &str) -> RwSignal<u64> {
+    pub fn artifact_version(&self, message_id: &str, artifact_id: &str) -> ArcRwSignal<u64> {
         version(
             self.artifact_versions,
             (message_id.to_owned(), artifact_id.to_owned()),
@@ -71,12 +78,14 @@ impl SessionStore {
     }
 
     /// Sets where terminal output goes and replays the current tail there.
+    #[cfg(feature = "hydrate")]
     pub fn attach_terminal(&self, write: impl Fn(&str, bool) + 'static) {
         let tail = self.with(|s| s.terminal.clone());
         write(&tail, true);
         self.terminal.set_value(Some(Box::new(write)));
     }
 
+    #[cfg(feature = "hydrate")]
     fn write_terminal(&self, text: &str, reset: bool) {
         self.terminal.with_value(|t| {
             if let Some(write) = t {
@@ -84,6 +93,9 @@ impl SessionStore {
             }
         });
     }
+
+    #[cfg(not(feature = "hydrate"))]
+    fn write_terminal(&self, _text: &str, _reset: bool) {}
 
     /// Folds a server event in and wakes what it changed.
     pub fn apply(&self, event: SessionEvent) {
@@ -128,15 +140,15 @@ impl SessionStore {
 }
 
 fn version<K: std::hash::Hash + Eq + Clone + Send + Sync + 'static>(
-    map: StoredValue<HashMap<K, RwSignal<u64>>>,
+    map: StoredValue<HashMap<K, ArcRwSignal<u64>>>,
     key: K,
-) -> RwSignal<u64> {
-    if let Some(signal) = map.with_value(|m| m.get(&key).copied()) {
+) -> ArcRwSignal<u64> {
+    if let Some(signal) = map.with_value(|m| m.get(&key).cloned()) {
         return signal;
     }
-    let signal = RwSignal::new(0);
+    let signal = ArcRwSignal::new(0);
     map.update_value(|m| {
-        m.insert(key, signal);
+        m.insert(key, signal.clone());
     });
     signal
 }

@@ -4,6 +4,7 @@
 //! their own origins before any of it.
 
 use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Router, http::HeaderValue, http::StatusCode, routing::get};
 use leptos::prelude::provide_context;
@@ -72,12 +73,17 @@ async fn healthz() -> (StatusCode, &'static str) {
 async fn open_latest_project(State(state): State<AppState>) -> Result<Redirect, HttpError> {
     match state.projects.list()?.into_iter().next() {
         Some(project) => Ok(Redirect::to(&format!("/p/{}", project.id))),
-        None => open_new_project(State(state)).await,
+        None => open_new_project(State(state), HeaderMap::new()).await,
     }
 }
 
-/// `/new` creates a project and opens it.
-async fn open_new_project(State(state): State<AppState>) -> Result<Redirect, HttpError> {
+/// `/new` creates a project and opens it; only when asked from the IDE
+/// itself or typed in (not from a page of another origin, such as a preview).
+async fn open_new_project(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Redirect, HttpError> {
+    crate::server::llm::origin::same_origin(&headers).map_err(HttpError::Refused)?;
     let project = state.projects.create("Untitled")?;
     Ok(Redirect::to(&format!("/p/{}", project.id)))
 }
@@ -87,6 +93,8 @@ async fn open_new_project(State(state): State<AppState>) -> Result<Redirect, Htt
 pub enum HttpError {
     #[error(transparent)]
     Project(#[from] ProjectError),
+    #[error("{0}")]
+    Refused(String),
 }
 
 impl IntoResponse for HttpError {
@@ -94,6 +102,7 @@ impl IntoResponse for HttpError {
         let status = match &self {
             HttpError::Project(ProjectError::NotFound(_)) => StatusCode::NOT_FOUND,
             HttpError::Project(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            HttpError::Refused(_) => StatusCode::FORBIDDEN,
         };
         tracing::error!("{self}");
         (status, self.to_string()).into_response()

@@ -8,6 +8,7 @@ use leptos::config::LeptosOptions;
 use super::config::Config;
 use super::llm::LlmService;
 use super::projects::Projects;
+use super::sandbox::preview_ports::PreviewPorts;
 use super::sandbox::{SandboxManager, SandboxSettings};
 use super::session::OpenProjects;
 
@@ -22,6 +23,8 @@ pub struct AppState {
     pub sandbox: Arc<SandboxManager>,
     /// The projects opened since start: sessions, runners, conversations.
     pub open_projects: Arc<OpenProjects>,
+    /// The ports previews are framed from.
+    pub preview_ports: Arc<PreviewPorts>,
 }
 
 impl AppState {
@@ -36,7 +39,13 @@ impl AppState {
         sandbox: Arc<SandboxManager>,
     ) -> AppState {
         let config = Arc::new(config);
+        let ip = config
+            .server
+            .addr
+            .parse::<std::net::SocketAddr>()
+            .map_or(std::net::IpAddr::from([127, 0, 0, 1]), |addr| addr.ip());
         AppState {
+            preview_ports: PreviewPorts::new(ip, Arc::clone(&sandbox)),
             leptos_options,
             projects: Projects::new(&config.server.data_dir),
             llm: Arc::new(LlmService::new(config.clone())),
@@ -44,15 +53,6 @@ impl AppState {
             sandbox,
             open_projects: Arc::new(OpenProjects::default()),
         }
-    }
-
-    /// The port the IDE is served on, which preview origins share.
-    pub fn ide_port(&self) -> u16 {
-        self.config
-            .server
-            .addr
-            .parse::<std::net::SocketAddr>()
-            .map_or(3000, |addr| addr.port())
     }
 }
 

@@ -229,23 +229,36 @@ async fn a_todo_app_is_built_served_and_edited() {
     );
     assert!(state.alerts.is_empty(), "{:?}", state.alerts);
 
-    // The preview is served from its own origin through the IDE.
+    // The preview is served through the IDE from an origin of its own: the
+    // IDE's host (so the same site) on another port.
     let preview = state.previews[0].clone();
-    let host = preview
-        .url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_owned();
-    assert!(host.starts_with(&format!("{project}-")), "{host}");
-    let page = ide
+    assert_eq!(preview.port, 5173);
+    let ide_origin = format!("http://{}/", ide.addr);
+    assert!(
+        preview
+            .url
+            .starts_with(&format!("http://{}:", ide.addr.ip())),
+        "{}",
+        preview.url
+    );
+    assert_ne!(preview.url, ide_origin);
+    let page = ide.http.get(&preview.url).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert_eq!(
+        page.headers()["cross-origin-resource-policy"],
+        "cross-origin"
+    );
+    assert!(page.text().await.unwrap().contains("<div id=\"root\">"));
+    // A page served from the preview's origin cannot drive the IDE.
+    let forged = ide
         .http
-        .get(ide.url("/"))
-        .header("host", &host)
+        .post(ide.url("/api/send_message"))
+        .header("origin", preview.url.trim_end_matches('/'))
+        .form(&[("project", project.as_str()), ("text", "delete everything")])
         .send()
         .await
         .unwrap();
-    assert_eq!(page.status(), 200);
-    assert!(page.text().await.unwrap().contains("<div id=\"root\">"));
+    assert_eq!(forged.status(), 403, "{}", forged.text().await.unwrap());
 
     // The follow-up edit applies to the file the first answer wrote.
     ide.send(&project, "add a clear completed button").await;

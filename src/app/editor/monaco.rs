@@ -10,7 +10,7 @@ use wasm_bindgen::{JsCast, JsValue, closure::Closure, prelude::wasm_bindgen};
 
 use crate::app::api::{answer_diff, write_file};
 use crate::app::scripts::load_monaco;
-use crate::app::workbench::{WELCOME_TAB, Workbench};
+use crate::app::workbench::Workbench;
 
 /// `KeyMod.CtrlCmd | KeyCode.KeyS` in Monaco's key encoding.
 const SAVE_KEYBINDING: u32 = 2048 | 49;
@@ -177,7 +177,7 @@ pub fn mount(
             editor.with_value(|e| {
                 if let Some(e) = e {
                     e.set_model(&model.model);
-                    let read_only = writing || path == WELCOME_TAB;
+                    let read_only = writing;
                     e.update_options(&json(&format!(r#"{{"readOnly":{read_only}}}"#)));
                 }
             });

@@ -80,6 +80,15 @@ fn from_preview(headers: &HeaderMap) -> bool {
     matches!(origin_authority(headers), Some(Some(origin)) if classify_host(&origin) != HostKind::Ide)
 }
 
+/// Whether a request was sent by a page served from a preview port of the
+/// IDE's own host.
+fn from_preview_port(state: &AppState, headers: &HeaderMap) -> bool {
+    let Some(Some(origin)) = origin_authority(headers) else {
+        return false;
+    };
+    host_port(&origin).is_some_and(|port| state.preview_ports.is_preview_port(port))
+}
+
 /// Lets a preview be framed by the IDE, whose page is cross-origin isolated
 /// (COOP same-origin, COEP credentialless).
 fn frameable(mut response: Response) -> Response {
@@ -124,7 +133,7 @@ pub async fn preview_guard(
     let host = request_host(request.headers(), request.uri());
     match classify_host(&host) {
         HostKind::Ide => {
-            if from_preview(request.headers()) {
+            if from_preview(request.headers()) || from_preview_port(&state, request.headers()) {
                 return (
                     StatusCode::FORBIDDEN,
                     "requests from a preview to the IDE are refused",
@@ -206,7 +215,11 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
-async fn proxy(manager: &SandboxManager, target: &PreviewHost, mut request: Request) -> Response {
+pub(crate) async fn proxy(
+    manager: &SandboxManager,
+    target: &PreviewHost,
+    mut request: Request,
+) -> Response {
     let unreachable = |detail: String| {
         page(
             StatusCode::BAD_GATEWAY,

@@ -11,10 +11,9 @@ use tokio_util::sync::CancellationToken;
 use super::hub::Session;
 use super::recording::{Baselines, RecordingRuntime};
 use crate::runtime::host::Runtime;
-use crate::runtime::preview::PreviewHost;
 use crate::runtime::project::ProjectId;
 use crate::runtime::protocol::Parser;
-use crate::runtime::runner::{Runner, RunnerContext};
+use crate::runtime::runner::{PreviewUrl, Runner, RunnerContext};
 use crate::runtime::session::SessionEvent;
 use crate::server::llm::client::ChatMessage;
 
@@ -68,7 +67,7 @@ impl ProjectHandle {
         id: ProjectId,
         session: Arc<Session>,
         runtime: Arc<dyn Runtime>,
-        ide_port: u16,
+        preview_url: PreviewUrl,
     ) -> Arc<ProjectHandle> {
         let answer_before = Baselines::default();
         let recording: Arc<dyn Runtime> = Arc::new(RecordingRuntime {
@@ -76,7 +75,6 @@ impl ProjectHandle {
             before: Arc::clone(&answer_before),
         });
         let sink_session = Arc::clone(&session);
-        let preview_project = id.clone();
         let runner = Runner::new(RunnerContext {
             runtime: recording,
             sink: Arc::new(move |event: SessionEvent| sink_session.publish(event)),
@@ -84,13 +82,7 @@ impl ProjectHandle {
                 tokio::spawn(task);
             }),
             sleep: Arc::new(|duration| tokio::time::sleep(duration).boxed()),
-            preview_url: Arc::new(move |port| {
-                let host = PreviewHost {
-                    project: preview_project.clone(),
-                    port,
-                };
-                format!("{}/", host.origin("http", Some(ide_port)))
-            }),
+            preview_url,
             start_timeout: START_TIMEOUT,
         });
         Arc::new(ProjectHandle {

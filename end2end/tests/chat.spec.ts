@@ -1,0 +1,54 @@
+import { expect, test } from '@playwright/test';
+import { newProject, queueFaults, send } from './helpers';
+
+test('an answer streams into the chat with its usage', async ({ page }) => {
+  await newProject(page);
+  await queueFaults({ 'chunk-size': 4, 'chunk-delay-ms': 40 });
+  await send(page, 'hello there');
+  const answer = page.getByTestId('message-assistant');
+  await expect(answer).toHaveAttribute('data-status', 'streaming');
+  await expect(answer).toContainText('Hello!');
+  await expect(answer).toHaveAttribute('data-status', 'complete');
+  // Multi-byte characters survive however the stream was cut.
+  await expect(answer).toContainText('Ünïcödé ✓ and 日本語のテキスト');
+  await expect(answer.getByTestId('message-usage')).toContainText('tokens');
+});
+
+test('stop ends the answer and keeps what arrived', async ({ page }) => {
+  await newProject(page);
+  await queueFaults({ 'chunk-size': 3, 'chunk-delay-ms': 150 });
+  await send(page, 'hello there');
+  const answer = page.getByTestId('message-assistant');
+  await expect(answer).toContainText('Hello');
+  await page.getByTestId('chat-stop').click();
+  await expect(answer).toHaveAttribute('data-status', 'stopped');
+  const kept = await answer.locator('.markdown').innerText();
+  expect(kept.length).toBeGreaterThan(0);
+  // Nothing more arrives after Stop.
+  await page.waitForTimeout(800);
+  expect(await answer.locator('.markdown').innerText()).toBe(kept);
+  await expect(page.getByTestId('chat-send')).toBeEnabled();
+});
+
+test('a rejected key is named, and Retry asks again', async ({ page }) => {
+  await newProject(page);
+  await queueFaults({ status: 401 });
+  await send(page, 'hello there');
+  const failed = page.getByTestId('message-assistant').first();
+  await expect(failed).toHaveAttribute('data-status', 'failed');
+  await expect(failed.getByTestId('message-status')).toContainText('was rejected (401)');
+  await failed.getByTestId('message-retry').click();
+  await expect(page.getByTestId('message-assistant').last()).toHaveAttribute('data-status', 'complete');
+  await expect(page.getByTestId('message-assistant').last()).toContainText('Hello!');
+});
+
+test('a stream cut mid-answer keeps the text and can be continued', async ({ page }) => {
+  await newProject(page);
+  await send(page, 'tell me a story');
+  const answer = page.getByTestId('message-assistant');
+  await expect(answer).toHaveAttribute('data-status', 'interrupted');
+  await expect(answer).toContainText('Once upon a time');
+  await answer.getByTestId('message-continue').click();
+  await expect(answer).toHaveAttribute('data-status', 'complete');
+  await expect(answer).toContainText('read the rest of the story');
+});

@@ -1,0 +1,80 @@
+import { expect, test, type Page } from '@playwright/test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { actions, editorText, newProject, send } from './helpers';
+
+const APP_READY = 180_000;
+
+function preview(page: Page) {
+  return page.frameLocator('[data-testid="preview-frame"]');
+}
+
+test('a todo app is built, runs in the preview, and takes an edit', async ({ page }) => {
+  await newProject(page);
+  const started = Date.now();
+  await send(page, 'build a todo app');
+
+  // The answer streams, with its artifact card.
+  const answer = page.getByTestId('message-assistant');
+  await expect(answer.getByTestId('artifact-card')).toContainText('React Todo App');
+  // Files appear in the tree as they are written and open in the editor.
+  const appFile = page.locator('[data-testid="file-entry"][data-path="src/App.jsx"]');
+  await expect(appFile).toBeVisible();
+  await appFile.click();
+  await expect(page.locator('[data-testid="editor-tab"][data-path="src/App.jsx"]')).toBeVisible();
+  await expect.poll(() => editorText(page, 'src/App.jsx')).toContain('export default function App');
+  // The terminal shows the install.
+  await expect(page.getByTestId('terminal-rivet')).toContainText('npm install', { timeout: APP_READY });
+
+  // The preview shows the app, which works.
+  const app = preview(page);
+  await expect(app.getByRole('heading', { name: 'Todos' })).toBeVisible({ timeout: APP_READY });
+  const elapsed = Date.now() - started;
+  fs.mkdirSync(path.join(__dirname, '..', 'test-results'), { recursive: true });
+  fs.writeFileSync(path.join(__dirname, '..', 'test-results', 'prompt-to-preview.json'), JSON.stringify({ ms: elapsed }));
+  await expect(actions(page, 'start')).toHaveAttribute('data-status', 'complete');
+  await app.getByLabel('New todo').fill('buy milk');
+  await app.getByRole('button', { name: 'Add' }).click();
+  await expect(app.getByRole('listitem')).toContainText('buy milk');
+
+  // A follow-up edit applies and the preview hot-reloads with it.
+  await send(page, 'add a clear completed button');
+  await expect(actions(page, 'edit')).toHaveAttribute('data-status', 'complete');
+  await expect(app.getByRole('button', { name: 'Clear completed' })).toBeVisible();
+  // The hot reload kept the page: the todo is still there.
+  await expect(app.getByRole('listitem')).toContainText('buy milk');
+});
+
+test('a misspelt dependency fails the install with npm\'s 404 and an alert', async ({ page }) => {
+  await newProject(page);
+  await send(page, 'broken dep');
+  const install = actions(page, 'shell');
+  await expect(install).toHaveAttribute('data-status', 'failed', { timeout: APP_READY });
+  await expect(install.getByTestId('action-reason')).toContainText('404');
+  await expect(page.getByTestId('alert').first()).toContainText('npm install');
+});
+
+test('Stop during npm install aborts it and everything after it', async ({ page }) => {
+  await newProject(page);
+  await send(page, 'build a todo app');
+  const install = actions(page, 'shell');
+  await expect(install).toHaveAttribute('data-status', 'running', { timeout: APP_READY });
+  await page.getByTestId('chat-stop').click();
+  await expect(install).toHaveAttribute('data-status', 'aborted');
+  await expect(actions(page, 'start')).toHaveAttribute('data-status', 'aborted');
+  await expect(page.getByTestId('chat-stop')).toBeDisabled();
+});
+
+test('closing the page during a run and reopening it shows the run finished', async ({ page, context }) => {
+  const project = await newProject(page);
+  await send(page, 'build a todo app');
+  await expect(page.getByTestId('artifact-card')).toBeVisible();
+  await page.close();
+
+  const again = await context.newPage();
+  await again.goto(`/p/${project}`);
+  await expect(again.locator('body[data-hydrated="true"]')).toBeAttached();
+  await expect(actions(again, 'start')).toHaveAttribute('data-status', 'complete', { timeout: APP_READY });
+  await expect(preview(again).getByRole('heading', { name: 'Todos' })).toBeVisible({ timeout: APP_READY });
+  await expect(again.getByTestId('message-user')).toContainText('build a todo app');
+});
