@@ -8,9 +8,13 @@ import path from 'node:path';
 const root = path.resolve(__dirname, '..');
 const port = Number(process.env.RIVET_E2E_PORT ?? 3190);
 const mockPort = Number(process.env.RIVET_E2E_MOCK_PORT ?? 3191);
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-'));
+// Workers load this file again and inherit the runner's environment, so the
+// directory is made once.
+const dataDir = process.env.RIVET_E2E_DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-'));
 // The tests queue provider faults here (see docs/mock-llm.md).
 process.env.RIVET_E2E_MOCK = `http://127.0.0.1:${mockPort}`;
+// The timing test shares the IDE's npm cache with its bare run.
+process.env.RIVET_E2E_DATA_DIR = dataDir;
 
 export default defineConfig({
   testDir: './tests',

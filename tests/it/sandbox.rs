@@ -1070,14 +1070,14 @@ async fn escape_fork_bomb() {
     // The classic one returns at once and leaves its children forking: they
     // go when the command ends.
     let rt = ide.runtime("attacker");
-    let (status, _) = sh(&*rt, ":(){ :|:& };:").await;
+    let (status, out) = sh(&*rt, ":(){ :|:& };:").await;
     assert!(
         status
             .message
             .as_deref()
             .unwrap_or_default()
             .contains("left running were stopped"),
-        "{status:?}"
+        "{status:?}\n{out:.2000}"
     );
     // Nothing of either bomb is left in the project.
     let left = ok(&*rt, "ls /proc | grep -cE '^[0-9]+$'").await;

@@ -229,8 +229,11 @@ impl Agent {
                 "process {leader} was not started here"
             )));
         }
+        // Counted before the first kill: a group killed at once may be
+        // reaped before its session is listed again.
+        let mut seen: std::collections::HashSet<i32> =
+            sys::session_members(leader).iter().map(|p| p.pid).collect();
         let _ = killpg(Pid::from_raw(leader), Signal::SIGKILL);
-        let mut seen = std::collections::HashSet::new();
         for _ in 0..2000 {
             let members = sys::session_members(leader);
             seen.extend(members.iter().map(|p| p.pid));
