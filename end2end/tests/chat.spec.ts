@@ -52,3 +52,16 @@ test('a stream cut mid-answer keeps the text and can be continued', async ({ pag
   await expect(answer).toHaveAttribute('data-status', 'complete');
   await expect(answer).toContainText('read the rest of the story');
 });
+
+test('code blocks in an answer are highlighted once it is complete', async ({ page }) => {
+  await newProject(page);
+  await send(page, 'show me a snippet');
+  const answer = page.getByTestId('message-assistant');
+  await expect(answer).toHaveAttribute('data-status', 'complete');
+  const jsx = answer.locator('code.language-jsx');
+  await expect(jsx).toHaveAttribute('data-highlighted', 'true');
+  // The colorizer splits the code into classed tokens, and keeps its text.
+  expect(await jsx.locator('span[class^="mtk"]').count()).toBeGreaterThan(5);
+  await expect(jsx).toContainText('export default function Counter()');
+  await expect(answer.locator('code.language-sh')).toHaveAttribute('data-highlighted', 'true');
+});

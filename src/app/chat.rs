@@ -2,6 +2,7 @@
 //! message composer.
 
 mod alerts;
+mod answer_text;
 mod artifact;
 mod composer;
 mod message;

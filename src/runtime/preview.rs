@@ -2,7 +2,10 @@
 //! origin, `http://{project}-{port}.preview.localhost:{ide-port}/`, never the
 //! IDE's. Browsers resolve `*.localhost` to loopback, and the IDE's proxy
 //! routes on the host name, so the previewed app cannot read the IDE's page,
-//! its storage or its API responses.
+//! its storage or its API responses. The preview pane frames the same
+//! servers from ports of the IDE's own host instead (see
+//! `server::sandbox::preview_ports`): same site, so the app keeps its storage
+//! inside a frame, and still a distinct origin.
 
 use super::project::ProjectId;
 

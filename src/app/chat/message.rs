@@ -3,10 +3,10 @@
 
 use leptos::prelude::*;
 
+use super::answer_text::AnswerText;
 use super::artifact::ArtifactCard;
 use crate::app::api::{continue_answer, retry_answer};
 use crate::app::ide::CurrentProject;
-use crate::app::markdown;
 use crate::app::session::SessionStore;
 use crate::runtime::session::{Message, MessageStatus, Part, Role};
 
@@ -51,13 +51,12 @@ fn status_name(status: &MessageStatus) -> &'static str {
 #[component]
 fn AnswerBody(message: Message) -> impl IntoView {
     let message_id = message.id.clone();
+    let settled = message.status != MessageStatus::Streaming;
     let parts = message
         .parts
         .iter()
         .map(|part| match part {
-            Part::Text { text } => {
-                view! { <div class="markdown" inner_html=markdown::render(text)></div> }.into_any()
-            }
+            Part::Text { text } => view! { <AnswerText text=text.clone() settled /> }.into_any(),
             Part::Artifact { id } => {
                 view! { <ArtifactCard message_id=message_id.clone() artifact_id=id.to_string() /> }
                     .into_any()

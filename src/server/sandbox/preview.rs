@@ -1,6 +1,7 @@
 //! Previews: a project's dev servers, reverse-proxied from their own
 //! origins (`http://{project}-{port}.preview.localhost:{ide-port}/`), HTTP
-//! and WebSocket alike, so Vite's hot reload works through the proxy.
+//! and WebSocket alike, so Vite's hot reload works through the proxy. The
+//! per-port listeners of [`super::preview_ports`] use the same [`proxy`].
 //!
 //! [`preview_guard`] runs before any of the IDE's routes: a request for a
 //! preview host is proxied and never reaches the IDE, and the IDE refuses
