@@ -6,3 +6,4 @@ mod llm;
 mod protocol;
 mod sandbox;
 mod session;
+mod support;

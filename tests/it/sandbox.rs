@@ -1210,7 +1210,6 @@ struct Served {
 }
 
 async fn serve(data_dir: &Path, binary: &Path, as_user: Option<u32>) -> Served {
-    use tokio::io::AsyncBufReadExt;
     let mut command = match as_user {
         Some(uid) => {
             let mut c = tokio::process::Command::new("setpriv");
@@ -1231,30 +1230,8 @@ async fn serve(data_dir: &Path, binary: &Path, as_user: Option<u32>) -> Served {
         .env("LEPTOS_OUTPUT_NAME", "rivet")
         .env("LEPTOS_SITE_ROOT", data_dir.join("site"))
         .env("LEPTOS_SITE_PKG_DIR", "pkg")
-        .env("OPENAI_API_KEY", CANARY)
-        .env("NO_COLOR", "1")
-        .env("RUST_LOG", "warn,rivet=info")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = command.spawn().unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let line = lines
-                .next_line()
-                .await
-                .unwrap()
-                .expect("rivet serve exited");
-            if let Some(rest) = line.split("listening on http://").nth(1) {
-                return rest.split_whitespace().next().unwrap().parse().unwrap();
-            }
-        }
-    })
-    .await
-    .unwrap();
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        .env("OPENAI_API_KEY", CANARY);
+    let (child, addr) = super::support::spawn_serve(command).await;
     Served { child, addr }
 }
 

@@ -9,7 +9,6 @@ use std::time::Duration;
 use futures::StreamExt;
 use rivet::runtime::session::{ActionStatus, Envelope, LineDecoder, MessageStatus, SessionState};
 use serde_json::json;
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 use super::llm::Mock;
@@ -27,7 +26,8 @@ struct Ide {
 impl Ide {
     async fn start(mock: &Mock) -> Ide {
         let data = tempfile::tempdir().unwrap();
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"))
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
+        command
             .arg("serve")
             .current_dir(data.path())
             .env("RIVET_SERVER_ADDR", "127.0.0.1:0")
@@ -36,31 +36,8 @@ impl Ide {
             .env("RIVET_LLM_BASE_URL", mock.base_url())
             .env("RIVET_LLM_MODEL", "rivet-replay")
             .env("LEPTOS_OUTPUT_NAME", "rivet")
-            .env("LEPTOS_SITE_ROOT", data.path().join("site"))
-            .env("NO_COLOR", "1")
-            .env("RUST_LOG", "warn,rivet=info")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = tokio::time::timeout(Duration::from_secs(30), async {
-            loop {
-                let line = lines
-                    .next_line()
-                    .await
-                    .unwrap()
-                    .expect("rivet serve exited");
-                if let Some(rest) = line.split("listening on http://").nth(1) {
-                    return rest.split_whitespace().next().unwrap().parse().unwrap();
-                }
-            }
-        })
-        .await
-        .unwrap();
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            .env("LEPTOS_SITE_ROOT", data.path().join("site"));
+        let (child, addr) = super::support::spawn_serve(command).await;
         Ide {
             _child: child,
             _data: data,
