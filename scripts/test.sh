@@ -6,6 +6,11 @@ set -euo pipefail
 export RIVET_SETUP_BROWSER=1
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$ROOT"
+# Leptos reads LEPTOS_OUTPUT_NAME at compile time to name the WASM file the
+# page loads. cargo-leptos sets it; the Rust tests must see the same value, or
+# they rebuild target/release/rivet expecting `rivet_bg.wasm`, which the
+# browser tests' server would then ask for in vain.
+export LEPTOS_OUTPUT_NAME=rivet
 
 step "cargo fmt --check"
 cargo fmt --check

@@ -94,5 +94,9 @@ fn init_tracing() {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // A log line that cannot be written (whoever read stderr went away)
+        // is dropped; reporting it would print to that same stderr, which
+        // panics, and a panic in the signal task would keep the server up.
+        .log_internal_errors(false)
         .init();
 }

@@ -32,6 +32,9 @@ pub async fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
         .context("reading the LEPTOS_* site settings")?
         .leptos_options;
     let sandbox = start_sandbox(&config, &args)?;
+    // Registered before the address is announced: a SIGTERM sent as soon as
+    // the server says it listens must shut it down, not kill it outright.
+    let shutdown_requested = shutdown_signal()?;
     let listener = TcpListener::bind(&config.server.addr)
         .await
         .with_context(|| format!("cannot listen on {}", config.server.addr))?;
@@ -56,7 +59,7 @@ pub async fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
         let sandbox = sandbox.clone();
         let open_projects = state.open_projects.clone();
         async move {
-            shutdown_signal().await;
+            shutdown_requested.await;
             tracing::info!("shutting down");
             shutdown.cancel();
             open_projects.shutdown().await;
@@ -100,19 +103,16 @@ fn start_sandbox(config: &Config, args: &ServeArgs) -> anyhow::Result<Arc<Sandbo
     Ok(sandbox)
 }
 
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-async fn shutdown_signal() {
+/// Listens for SIGINT (Ctrl-C) and SIGTERM at once; the future resolves on
+/// the first of them.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{SignalKind, signal};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(term) => term,
-        Err(e) => {
-            tracing::error!("cannot listen for SIGTERM: {e}");
-            let _ = tokio::signal::ctrl_c().await;
-            return;
+    let mut term = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+    let mut interrupt = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = term.recv() => {}
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
+    })
 }

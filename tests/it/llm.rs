@@ -96,7 +96,7 @@ impl Mock {
         assert!(response.status().is_success());
     }
 
-    async fn log(&self) -> Vec<Value> {
+    pub(crate) async fn log(&self) -> Vec<Value> {
         self.http
             .get(format!("http://{}/mock/log", self.addr))
             .send()

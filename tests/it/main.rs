@@ -5,5 +5,6 @@
 mod llm;
 mod protocol;
 mod sandbox;
+mod serve;
 mod session;
 mod support;

@@ -237,6 +237,29 @@ async fn a_todo_app_is_built_served_and_edited() {
         .unwrap();
     assert_eq!(forged.status(), 403, "{}", forged.text().await.unwrap());
 
+    // An edit by hand reaches the model with the next message, as a diff.
+    let (status, html) = ide
+        .call(
+            "read_file",
+            &[("project", &project), ("path", "index.html")],
+        )
+        .await;
+    assert_eq!(status, 200);
+    let html: String = serde_json::from_str(&html).unwrap();
+    let retitled = html.replace("<title>Todo App</title>", "<title>My Todos</title>");
+    assert_ne!(retitled, html);
+    let (status, _) = ide
+        .call(
+            "write_file",
+            &[
+                ("project", &project),
+                ("path", "index.html"),
+                ("content", &retitled),
+            ],
+        )
+        .await;
+    assert_eq!(status, 200);
+
     // The follow-up edit applies to the file the first answer wrote.
     ide.send(&project, "add a clear completed button").await;
     feed.until("the edit", |s| {
@@ -259,6 +282,13 @@ async fn a_todo_app_is_built_served_and_edited() {
         .await;
     assert_eq!(status, 200);
     assert!(app.contains("Clear completed"), "{app}");
+    let asked = mock.log().await;
+    let follow_up = &asked.last().unwrap()["system"];
+    let system = follow_up.as_str().unwrap();
+    assert!(
+        system.contains("-    <title>Todo App</title>\n+    <title>My Todos</title>"),
+        "{system}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -70,6 +70,8 @@ pub struct LogEntry {
     pub model: String,
     pub stream: bool,
     pub last_user: String,
+    /// The system prompt, so tests can see what the model was told.
+    pub system: String,
     pub transcript: Option<String>,
     /// Set when the request continued an answer, at this byte offset.
     pub resumed_at: Option<usize>,
@@ -290,6 +292,7 @@ struct Asked {
     stream: bool,
     include_usage: bool,
     last_user: String,
+    system: String,
     prompt_tokens: u64,
     /// The answer being continued: the assistant message before the last
     /// user message.
@@ -330,6 +333,12 @@ fn read_request(body: &Value) -> Asked {
             .as_bool()
             .unwrap_or(false),
         last_user: last_user_at.map(|i| text(&messages[i])).unwrap_or_default(),
+        system: messages
+            .iter()
+            .filter(|m| m["role"] == "system")
+            .map(text)
+            .collect::<Vec<_>>()
+            .join("\n"),
         prompt_tokens: (prompt_bytes as u64).div_ceil(4),
         previous_answer,
         previous_question,
@@ -419,6 +428,7 @@ async fn completions(
             model: asked.model.clone(),
             stream: asked.stream,
             last_user: asked.last_user.clone(),
+            system: asked.system.clone(),
             transcript: chosen.map(|i| transcripts[i].name.clone()),
             resumed_at: resume.map(|(_, at)| at),
             fault: fault.clone(),
