@@ -1221,15 +1221,9 @@ async fn serve(data_dir: &Path, binary: &Path, as_user: Option<u32>) -> Served {
         }
         None => tokio::process::Command::new(binary),
     };
+    super::support::serve_in(&mut command, data_dir);
     command
-        .arg("serve")
-        .current_dir(data_dir)
-        .env("RIVET_SERVER_ADDR", "127.0.0.1:0")
-        .env("RIVET_SERVER_DATA_DIR", data_dir)
         .env("RIVET_SANDBOX_NETWORK", "true")
-        .env("LEPTOS_OUTPUT_NAME", "rivet")
-        .env("LEPTOS_SITE_ROOT", data_dir.join("site"))
-        .env("LEPTOS_SITE_PKG_DIR", "pkg")
         .env("OPENAI_API_KEY", CANARY);
     let (child, addr) = super::support::spawn_serve(command).await;
     Served { child, addr }

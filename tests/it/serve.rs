@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::support::spawn_serve_with_log;
+use super::support::{serve_in, spawn_serve_with_log};
 
 /// Once whoever read its log has gone, every log line fails to write; the
 /// server must still stop on SIGTERM rather than keep serving.
@@ -10,13 +10,7 @@ use super::support::spawn_serve_with_log;
 async fn sigterm_stops_the_server_after_its_log_reader_has_gone() {
     let data = tempfile::tempdir().unwrap();
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
-    command
-        .arg("serve")
-        .current_dir(data.path())
-        .env("RIVET_SERVER_ADDR", "127.0.0.1:0")
-        .env("RIVET_SERVER_DATA_DIR", data.path())
-        .env("LEPTOS_OUTPUT_NAME", "rivet")
-        .env("LEPTOS_SITE_ROOT", data.path().join("site"));
+    serve_in(&mut command, data.path());
     let (mut child, addr, log) = spawn_serve_with_log(command).await;
     drop(log);
 

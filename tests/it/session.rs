@@ -27,16 +27,11 @@ impl Ide {
     async fn start(mock: &Mock) -> Ide {
         let data = tempfile::tempdir().unwrap();
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
+        super::support::serve_in(&mut command, data.path());
         command
-            .arg("serve")
-            .current_dir(data.path())
-            .env("RIVET_SERVER_ADDR", "127.0.0.1:0")
-            .env("RIVET_SERVER_DATA_DIR", data.path())
             .env("RIVET_LLM_PROVIDER", "custom")
             .env("RIVET_LLM_BASE_URL", mock.base_url())
-            .env("RIVET_LLM_MODEL", "rivet-replay")
-            .env("LEPTOS_OUTPUT_NAME", "rivet")
-            .env("LEPTOS_SITE_ROOT", data.path().join("site"));
+            .env("RIVET_LLM_MODEL", "rivet-replay");
         let (child, addr) = super::support::spawn_serve(command).await;
         Ide {
             _child: child,

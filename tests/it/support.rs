@@ -1,10 +1,24 @@
 //! What several test modules need: `rivet serve` as a real process.
 
 use std::net::SocketAddr;
+use std::path::Path;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{Child, ChildStderr};
+
+/// Makes `command` (the `rivet` binary, maybe behind a wrapper) a `rivet
+/// serve` on an ephemeral loopback port, keeping everything in `data_dir`.
+pub fn serve_in(command: &mut tokio::process::Command, data_dir: &Path) {
+    command
+        .arg("serve")
+        .current_dir(data_dir)
+        .env("RIVET_SERVER_ADDR", "127.0.0.1:0")
+        .env("RIVET_SERVER_DATA_DIR", data_dir)
+        .env("LEPTOS_OUTPUT_NAME", "rivet")
+        .env("LEPTOS_SITE_ROOT", data_dir.join("site"))
+        .env("LEPTOS_SITE_PKG_DIR", "pkg");
+}
 
 /// Spawns `command` (a prepared `rivet serve`) and waits until it logs the
 /// address it listens on. Its log is drained so it never blocks on a full pipe.

@@ -157,7 +157,9 @@ pub async fn start(
     let (err_read, err_write) = pipe().map_err(io("pipe"))?;
     let stderr = log_stderr(project, err_read);
 
-    let (main, slirp, no_network, isolated) = match &host.bwrap {
+    // `network` is the sandbox's init and where slirp4netns writes its
+    // complaints, once the sandbox is up.
+    let (main, network, isolated) = match &host.bwrap {
         None => {
             tracing::warn!(%project, "starting the project WITHOUT a sandbox (--unsafe-no-sandbox)");
             let mut command = std::process::Command::new(&settings.agent_exe);
@@ -174,7 +176,7 @@ pub async fn start(
                 .stderr(Stdio::from(err_write));
             inherit(&mut command, vec![agent_end.as_raw_fd()]);
             let main = launch(command).await.map_err(io("agent"))?;
-            (main, None, None, false)
+            (main, None, false)
         }
         Some(bwrap) => {
             let network = host.slirp.is_some();
@@ -234,17 +236,7 @@ pub async fn start(
                     )));
                 }
             };
-            let (slirp, no_network) = match &host.slirp {
-                Some(slirp) => match start_slirp(slirp, child, host.run_as, slirp_stderr).await {
-                    Ok(slirp) => (Some(slirp), None),
-                    Err(e) => {
-                        tracing::warn!(%project, "no network for this sandbox: {e}");
-                        (None, Some(format!("slirp4netns failed: {e}")))
-                    }
-                },
-                None => (None, host.no_network.clone()),
-            };
-            (main, slirp, no_network, true)
+            (main, Some((child, slirp_stderr)), true)
         }
     };
     drop(agent_end);
@@ -260,18 +252,37 @@ pub async fn start(
     } else {
         (dirs.workspace.clone(), dirs.home.clone())
     };
-    let sandbox = Sandbox {
+    let mut sandbox = Sandbox {
         client,
         main,
-        slirp,
-        no_network,
+        slirp: None,
+        no_network: if isolated {
+            host.no_network.clone()
+        } else {
+            None
+        },
         node_options: host.node_options.clone(),
         isolated,
         workspace_inside,
         home_inside,
     };
     match tokio::time::timeout(START_TIMEOUT, sandbox.client.ready()).await {
-        Ok(Ok(_pid)) => Ok(sandbox),
+        Ok(Ok(_pid)) => {
+            // Only now: bwrap has finished configuring the namespace's
+            // loopback before it ran the agent, and slirp4netns configuring
+            // the same namespace at the same time made bwrap fail
+            // ("loopback: Failed RTM_NEWADDR").
+            if let (Some(slirp), Some((child, slirp_stderr))) = (&host.slirp, network) {
+                match start_slirp(slirp, child, host.run_as, slirp_stderr).await {
+                    Ok(slirp) => sandbox.slirp = Some(slirp),
+                    Err(e) => {
+                        tracing::warn!(%project, "no network for this sandbox: {e}");
+                        sandbox.no_network = Some(format!("slirp4netns failed: {e}"));
+                    }
+                }
+            }
+            Ok(sandbox)
+        }
         failed => {
             sandbox.stop().await;
             let detail = match failed {
