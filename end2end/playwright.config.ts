@@ -1,4 +1,5 @@
 import { defineConfig } from '@playwright/test';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +16,9 @@ const dataDir = process.env.RIVET_E2E_DATA_DIR ?? fs.mkdtempSync(path.join(os.tm
 process.env.RIVET_E2E_MOCK = `http://127.0.0.1:${mockPort}`;
 // The timing test shares the IDE's npm cache with its bare run.
 process.env.RIVET_E2E_DATA_DIR = dataDir;
+// The IDE's access token; every test logs in with it (helpers.ts, `login`).
+const token = process.env.RIVET_E2E_TOKEN ?? crypto.randomBytes(24).toString('hex');
+process.env.RIVET_E2E_TOKEN = token;
 
 export default defineConfig({
   testDir: './tests',
@@ -66,6 +70,7 @@ export default defineConfig({
     env: {
       RIVET_SERVER_ADDR: `127.0.0.1:${port}`,
       RIVET_SERVER_DATA_DIR: dataDir,
+      RIVET_SERVER_TOKEN: token,
       RIVET_LLM_PROVIDER: 'custom',
       RIVET_LLM_BASE_URL: `http://127.0.0.1:${mockPort}/v1`,
       RIVET_LLM_MODEL: 'rivet-replay',

@@ -1,8 +1,18 @@
 import { expect, type Page } from '@playwright/test';
 
-/** Opens the IDE and waits until the WASM bundle has hydrated the page. */
+/** The IDE's access token (set by playwright.config.ts). */
+export const TOKEN = process.env.RIVET_E2E_TOKEN!;
+
+/** Opens `path` logged in: `?token=` sets the session cookie, and the IDE
+ *  redirects to the same path without the token. */
+export async function login(page: Page, path = '/new') {
+  const separator = path.includes('?') ? '&' : '?';
+  return page.goto(`${path}${separator}token=${TOKEN}`);
+}
+
+/** Opens the IDE, logged in, and waits until the WASM bundle has hydrated the page. */
 export async function openIde(page: Page, path = '/new') {
-  const response = await page.goto(path);
+  const response = await login(page, path);
   await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
   return response;
 }

@@ -32,6 +32,11 @@ impl Device {
     }
 }
 
+/// What the framed app may do: everything an app under development needs,
+/// except navigating the IDE's own page.
+const PREVIEW_SANDBOX: &str = "allow-scripts allow-same-origin allow-forms allow-modals \
+     allow-popups allow-popups-to-escape-sandbox allow-downloads allow-pointer-lock";
+
 #[component]
 pub fn PreviewPane() -> impl IntoView {
     let store = expect_context::<SessionStore>();
@@ -124,9 +129,13 @@ pub fn PreviewPane() -> impl IntoView {
                 </a>
             </div>
             <div class="preview-stage">
+                // The app may run scripts, submit forms, open dialogs and
+                // popups and keep its own storage (same origin as itself),
+                // but may not navigate the IDE's page away.
                 <iframe
                     data-testid="preview-frame"
                     title="Preview"
+                    sandbox=PREVIEW_SANDBOX
                     src=src
                     style:width=move || device.get().width()
                 ></iframe>

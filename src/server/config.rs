@@ -27,6 +27,17 @@ pub struct Config {
 pub struct ServerConfig {
     pub addr: String,
     pub data_dir: PathBuf,
+    pub auth: AuthMode,
+    pub token: String,
+    pub allowed_hosts: Vec<String>,
+}
+
+/// Whether the IDE asks for its access token.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    Token,
+    None,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -233,6 +244,8 @@ mod tests {
         assert_eq!(config.server.addr, "127.0.0.1:3000");
         assert_eq!(config.runtime.default, RuntimeKind::Sandbox);
         assert!(config.sandbox.network);
+        assert_eq!(config.server.auth, AuthMode::Token);
+        assert!(config.server.token.is_empty());
     }
 
     #[test]

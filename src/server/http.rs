@@ -4,13 +4,13 @@
 //! their own origins before any of it.
 
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Router, http::HeaderValue, http::StatusCode, routing::get};
 use leptos::prelude::provide_context;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use tower_http::set_header::SetResponseHeaderLayer;
 
+use super::access;
 use super::projects::ProjectError;
 use super::sandbox;
 use super::state::AppState;
@@ -35,11 +35,18 @@ pub fn app(state: AppState) -> Router {
             move || shell(options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
-        .layer(isolation_header(
-            "cross-origin-opener-policy",
-            "same-origin",
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            access::guard,
         ))
-        .layer(isolation_header(
+        // No other site may frame the IDE (clickjacking); previews, which
+        // the IDE frames, are answered before this layer.
+        .layer(response_header(
+            "content-security-policy",
+            "frame-ancestors 'self'",
+        ))
+        .layer(response_header("cross-origin-opener-policy", "same-origin"))
+        .layer(response_header(
             "cross-origin-embedder-policy",
             "credentialless",
         ))
@@ -55,10 +62,7 @@ pub fn app(state: AppState) -> Router {
 /// every response, static files included. `credentialless` (rather than
 /// `require-corp`) still lets the page load cross-origin resources without
 /// cookies.
-fn isolation_header(
-    name: &'static str,
-    value: &'static str,
-) -> SetResponseHeaderLayer<HeaderValue> {
+fn response_header(name: &'static str, value: &'static str) -> SetResponseHeaderLayer<HeaderValue> {
     SetResponseHeaderLayer::overriding(
         axum::http::header::HeaderName::from_static(name),
         HeaderValue::from_static(value),
@@ -73,17 +77,13 @@ async fn healthz() -> (StatusCode, &'static str) {
 async fn open_latest_project(State(state): State<AppState>) -> Result<Redirect, HttpError> {
     match state.projects.list()?.into_iter().next() {
         Some(project) => Ok(Redirect::to(&format!("/p/{}", project.id))),
-        None => open_new_project(State(state), HeaderMap::new()).await,
+        None => open_new_project(State(state)).await,
     }
 }
 
-/// `/new` creates a project and opens it; only when asked from the IDE
-/// itself or typed in (not from a page of another origin, such as a preview).
-async fn open_new_project(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-) -> Result<Redirect, HttpError> {
-    crate::server::llm::origin::same_origin(&headers).map_err(HttpError::Refused)?;
+/// `/new` creates a project and opens it. Like every route, only when asked
+/// from the IDE itself or typed in (see `access::origin`).
+async fn open_new_project(State(state): State<AppState>) -> Result<Redirect, HttpError> {
     let project = state.projects.create("Untitled")?;
     Ok(Redirect::to(&format!("/p/{}", project.id)))
 }
@@ -93,8 +93,6 @@ async fn open_new_project(
 pub enum HttpError {
     #[error(transparent)]
     Project(#[from] ProjectError),
-    #[error("{0}")]
-    Refused(String),
 }
 
 impl IntoResponse for HttpError {
@@ -102,7 +100,6 @@ impl IntoResponse for HttpError {
         let status = match &self {
             HttpError::Project(ProjectError::NotFound(_)) => StatusCode::NOT_FOUND,
             HttpError::Project(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            HttpError::Refused(_) => StatusCode::FORBIDDEN,
         };
         tracing::error!("{self}");
         (status, self.to_string()).into_response()
@@ -123,6 +120,7 @@ mod tests {
         let data = tempfile::tempdir().unwrap();
         let mut config = Config::defaults();
         config.server.data_dir = data.path().to_owned();
+        config.server.token = TOKEN.to_owned();
         let options = leptos::config::LeptosOptions::builder()
             .output_name("rivet")
             .site_root("target/site")
@@ -130,9 +128,23 @@ mod tests {
         (AppState::new(options, config), data)
     }
 
+    const TOKEN: &str = "http-test-token-0123456789";
+
+    /// The request as the owner's browser sends it: to the IDE's address,
+    /// with the token.
+    fn owned(mut request: Request<Body>) -> Request<Body> {
+        let headers = request.headers_mut();
+        if !headers.contains_key("host") {
+            headers.insert("host", "127.0.0.1:3000".parse().unwrap());
+        }
+        let bearer = format!("Bearer {TOKEN}");
+        headers.insert("authorization", bearer.parse().unwrap());
+        request
+    }
+
     async fn get_with(state: &AppState, path: &str) -> axum::response::Response {
         app(state.clone())
-            .oneshot(Request::get(path).body(Body::empty()).unwrap())
+            .oneshot(owned(Request::get(path).body(Body::empty()).unwrap()))
             .await
             .unwrap()
     }
@@ -148,7 +160,7 @@ mod tests {
 
     async fn send(request: Request<Body>) -> axum::response::Response {
         let (state, _data) = state();
-        app(state).oneshot(request).await.unwrap()
+        app(state).oneshot(owned(request)).await.unwrap()
     }
 
     #[tokio::test]
@@ -178,16 +190,6 @@ mod tests {
             .body(Body::empty())
             .unwrap();
         assert_eq!(send(request).await.status(), StatusCode::NOT_FOUND);
-    }
-
-    #[tokio::test]
-    async fn the_ide_refuses_requests_from_previews() {
-        let request = Request::post("/healthz")
-            .header("host", "127.0.0.1:3000")
-            .header("origin", "http://demo-5173.preview.localhost:3000")
-            .body(Body::empty())
-            .unwrap();
-        assert_eq!(send(request).await.status(), StatusCode::FORBIDDEN);
     }
 
     #[tokio::test]

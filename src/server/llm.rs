@@ -20,7 +20,6 @@
 pub mod ask;
 pub mod client;
 pub mod mock;
-pub mod origin;
 pub mod prompt;
 pub mod provider;
 pub mod secret;

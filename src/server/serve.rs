@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use std::sync::Arc;
 
+use super::access::Access;
 use super::cli::ServeArgs;
 use super::config::{Config, RuntimeKind};
 use super::http::app;
@@ -35,6 +36,9 @@ pub async fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
     // Registered before the address is announced: a SIGTERM sent as soon as
     // the server says it listens must shut it down, not kill it outright.
     let shutdown_requested = shutdown_signal()?;
+    // Checked before listening: a bad token or `auth = "none"` on a public
+    // address stops the server with the reason.
+    Access::new(&config.server).context("the IDE's access control")?;
     let listener = TcpListener::bind(&config.server.addr)
         .await
         .with_context(|| format!("cannot listen on {}", config.server.addr))?;
@@ -43,16 +47,17 @@ pub async fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
     if !addr.ip().is_loopback() {
         tracing::warn!(
             %addr,
-            "the IDE listens beyond loopback: sandboxed code with network access can reach it \
-             through this machine's own addresses (see docs/sandbox.md); keep server.addr on \
-             127.0.0.1 behind an authenticating proxy"
+            "the IDE listens beyond loopback: anyone who can reach it gets the login page, and the \
+             token travels unencrypted; put TLS in front of it (see docs/security.md)"
         );
     }
 
-    // With port 0 the system chose the port; preview origins need the real one.
+    // With port 0 the system chose the port; preview origins and the
+    // session cookie's name need the real one.
     let mut config = config;
     config.server.addr = addr.to_string();
     let state = AppState::with_sandbox(leptos_options, config, sandbox.clone());
+    announce(&state.access, addr);
     let shutdown = CancellationToken::new();
     tokio::spawn({
         let shutdown = shutdown.clone();
@@ -68,12 +73,9 @@ pub async fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
             sandbox.shutdown().await;
         }
     });
-    let server = axum::serve(listener, app(state)).with_graceful_shutdown({
-        let shutdown = shutdown.clone();
-        async move { shutdown.cancelled().await }
-    });
+    let server = serve_http(listener, app(state), shutdown.clone());
     tokio::select! {
-        result = server => result.context("serving HTTP")?,
+        () = server => {}
         () = async {
             shutdown.cancelled().await;
             tokio::time::sleep(SHUTDOWN_GRACE).await;
@@ -82,6 +84,67 @@ pub async fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
     sandbox.shutdown().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Prints the URL that opens the IDE, logged in, on standard output (the
+/// log, on standard error, never holds the token).
+fn announce(access: &Access, addr: std::net::SocketAddr) {
+    use std::io::Write;
+    let url = access.login_url(addr);
+    let mut out = std::io::stdout().lock();
+    // Nobody may be reading standard output; the server runs all the same.
+    let _ = writeln!(out, "\n    Rivet is ready: open {url}\n");
+    let _ = out.flush();
+}
+
+/// hyper's default limit on a request's head (about 400 KB) is smaller than
+/// the cookies a browser sends one host (180 cookies of 4 KB): a preview,
+/// which shares the IDE's host, could set enough cookies to lock its owner
+/// out of the IDE.
+const MAX_REQUEST_HEAD: usize = 1 << 20;
+
+/// Serves `app` on `listener` until `shutdown`, then lets open connections
+/// finish (the caller bounds how long).
+async fn serve_http(listener: TcpListener, app: axum::Router, shutdown: CancellationToken) {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::server::conn::auto::Builder;
+    use hyper_util::service::TowerToHyperService;
+    use tower::ServiceExt;
+
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder.http1().max_buf_size(MAX_REQUEST_HEAD);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors, say: wait instead of spinning.
+                    tracing::warn!("accepting a connection failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = shutdown.cancelled() => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service =
+            app.clone()
+                .map_request(|request: axum::http::Request<hyper::body::Incoming>| {
+                    request.map(axum::body::Body::new)
+                });
+        let connection = builder
+            .serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(service))
+            .into_owned();
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("connection ended: {e}");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
 }
 
 /// The sandbox manager, after checking that sandboxes can run here.

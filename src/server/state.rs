@@ -5,6 +5,7 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 
+use super::access::Access;
 use super::config::Config;
 use super::llm::LlmService;
 use super::projects::Projects;
@@ -17,6 +18,8 @@ use super::session::OpenProjects;
 pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub config: Arc<Config>,
+    /// Who may use the IDE: the token, the host names, the session cookie.
+    pub access: Arc<Access>,
     pub projects: Projects,
     pub llm: Arc<LlmService>,
     /// Every project's sandbox: files, processes, terminals, previews.
@@ -44,8 +47,10 @@ impl AppState {
             .addr
             .parse::<std::net::SocketAddr>()
             .map_or(std::net::IpAddr::from([127, 0, 0, 1]), |addr| addr.ip());
+        let access = Arc::new(Access::new_or_closed(&config.server));
         AppState {
-            preview_ports: PreviewPorts::new(ip, Arc::clone(&sandbox)),
+            preview_ports: PreviewPorts::new(ip, Arc::clone(&sandbox), Arc::clone(&access)),
+            access,
             leptos_options,
             projects: Projects::new(&config.server.data_dir),
             llm: Arc::new(LlmService::new(config.clone())),

@@ -691,8 +691,7 @@ async fn render_page(stored: LlmSettingsUpdate) -> String {
     use rivet::server::state::AppState;
     use tower::ServiceExt;
     let data = tempfile::tempdir().unwrap();
-    let mut config = Config::defaults();
-    config.server.data_dir = data.path().to_owned();
+    let config = super::support::config(data.path());
     let options = leptos::config::LeptosOptions::builder()
         .output_name("rivet")
         .site_root("target/site")
@@ -702,6 +701,8 @@ async fn render_page(stored: LlmSettingsUpdate) -> String {
     let response = rivet::server::http::app(state)
         .oneshot(
             axum::http::Request::get("/p/someproject")
+                .header("host", "127.0.0.1:3000")
+                .header("authorization", super::support::bearer())
                 .body(axum::body::Body::empty())
                 .unwrap(),
         )

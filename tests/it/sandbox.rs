@@ -38,15 +38,15 @@ impl Ide {
         let dir = tempfile::tempdir().unwrap();
         let manager = SandboxManager::new(settings(dir.path(), tweak));
         manager.check().unwrap();
-        let mut config = Config::defaults();
-        config.server.data_dir = dir.path().to_owned();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut config = super::support::config(dir.path());
+        config.server.addr = addr.to_string();
         let options = leptos::config::LeptosOptions::builder()
             .output_name("rivet")
             .site_root("target/site")
             .build();
         let state = AppState::with_sandbox(options, config, manager.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
             axum::serve(listener, rivet::server::http::app(state))
                 .await
@@ -452,7 +452,8 @@ type Socket = tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>;
 async fn websocket(addr: SocketAddr, url: &str, headers: &[(&str, &str)]) -> Socket {
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     let mut request = url.into_client_request().unwrap();
-    for (name, value) in headers {
+    let bearer = super::support::bearer();
+    for (name, value) in [("authorization", bearer.as_str())].iter().chain(headers) {
         request.headers_mut().insert(
             axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
             value.parse().unwrap(),
@@ -592,6 +593,9 @@ async fn a_terminal_refuses_other_origins() {
             .headers_mut()
             .insert("origin", origin.parse().unwrap());
         request
+            .headers_mut()
+            .insert("authorization", super::support::bearer().parse().unwrap());
+        request
     };
     let stream = tokio::net::TcpStream::connect(ide.addr).await.unwrap();
     let refused = tokio_tungstenite::client_async(request, stream).await;
@@ -628,9 +632,7 @@ async fn next_text(socket: &mut Socket) -> String {
 }
 
 fn http_client(ide: &Ide, hosts: &[&str]) -> reqwest::Client {
-    let mut builder = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy();
+    let mut builder = super::support::client().no_proxy();
     for host in hosts {
         builder = builder.resolve(host, ide.addr);
     }

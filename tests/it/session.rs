@@ -37,10 +37,7 @@ impl Ide {
             _child: child,
             _data: data,
             addr,
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
+            http: super::support::client().build().unwrap(),
         }
     }
 

@@ -7,11 +7,43 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{Child, ChildStderr};
 
+/// The access token every test IDE is given.
+pub const TOKEN: &str = "rivet-test-token-0123456789abcdef";
+
+/// The `Authorization` header value that carries [`TOKEN`].
+pub fn bearer() -> String {
+    format!("Bearer {TOKEN}")
+}
+
+/// An HTTP client that logs in with [`TOKEN`] on every request and follows
+/// no redirects.
+pub fn client() -> reqwest::ClientBuilder {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        reqwest::header::HeaderValue::from_str(&bearer()).unwrap(),
+    );
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .redirect(reqwest::redirect::Policy::none())
+}
+
+/// The configuration of an in-process test IDE: its data directory and
+/// [`TOKEN`].
+pub fn config(data_dir: &Path) -> rivet::server::config::Config {
+    let mut config = rivet::server::config::Config::defaults();
+    config.server.data_dir = data_dir.to_owned();
+    config.server.token = TOKEN.to_owned();
+    config
+}
+
 /// Makes `command` (the `rivet` binary, maybe behind a wrapper) a `rivet
-/// serve` on an ephemeral loopback port, keeping everything in `data_dir`.
+/// serve` on an ephemeral loopback port, keeping everything in `data_dir`
+/// and logging in with [`TOKEN`].
 pub fn serve_in(command: &mut tokio::process::Command, data_dir: &Path) {
     command
         .arg("serve")
+        .env("RIVET_SERVER_TOKEN", TOKEN)
         .current_dir(data_dir)
         .env("RIVET_SERVER_ADDR", "127.0.0.1:0")
         .env("RIVET_SERVER_DATA_DIR", data_dir)

@@ -36,7 +36,6 @@ pub async fn get_llm_settings() -> Result<PublicLlmSettings, ServerFnError> {
 pub async fn save_llm_settings(
     update: LlmSettingsUpdate,
 ) -> Result<PublicLlmSettings, ServerFnError> {
-    same_origin_only().await?;
     let state = expect_context::<crate::server::state::AppState>();
     state
         .llm
@@ -49,17 +48,10 @@ pub async fn save_llm_settings(
 #[server(input = Json)]
 pub async fn list_models(provider: String, base_url: String) -> Result<Vec<String>, ServerFnError> {
     use crate::server::llm::settings::Layer;
-    same_origin_only().await?;
     let state = expect_context::<crate::server::state::AppState>();
     let nonempty = |s: &str| Some(s.trim()).filter(|s| !s.is_empty()).map(str::to_owned);
     let (provider, base_url) = (nonempty(&provider), nonempty(&base_url));
     let layer = Layer::command_line(provider.as_deref(), base_url.as_deref(), None, None);
     let llm = state.llm.resolve_with(layer);
     Ok(state.llm.list_models(&llm).await)
-}
-
-#[cfg(feature = "ssr")]
-async fn same_origin_only() -> Result<(), ServerFnError> {
-    let headers: axum::http::HeaderMap = leptos_axum::extract().await?;
-    crate::server::llm::origin::same_origin(&headers).map_err(ServerFnError::new)
 }

@@ -4,9 +4,11 @@
 //! per-port listeners of [`super::preview_ports`] use the same [`proxy`].
 //!
 //! [`preview_guard`] runs before any of the IDE's routes: a request for a
-//! preview host is proxied and never reaches the IDE, and the IDE refuses
-//! requests sent from a preview's origin. The proxy reaches a server through
-//! the project's own agent (a socket connected inside the sandbox), so one
+//! preview host is proxied and never reaches the IDE (`access::guard`
+//! refuses requests sent from a preview's origin to the IDE). A preview
+//! needs the IDE's session cookie like any page, and the proxy strips it
+//! before the request goes on. The proxy reaches a server through the
+//! project's own agent (a socket connected inside the sandbox), so one
 //! project's host can only ever reach that project's ports.
 
 use std::os::fd::OwnedFd;
@@ -24,6 +26,7 @@ use super::client::Failure;
 use super::protocol::Op;
 use crate::runtime::preview::{HostKind, PreviewHost, classify_host, host_name, host_port};
 use crate::runtime::project::ProjectId;
+use crate::server::access::{Access, refuse_preview, request_host};
 use crate::server::state::AppState;
 
 /// Headers that describe one connection, not the message (RFC 9110 §7.6.1).
@@ -37,58 +40,6 @@ const HOP_BY_HOP: [&str; 8] = [
     "transfer-encoding",
     "upgrade",
 ];
-
-/// The host a request is for: its `Host` header, or the URI's authority.
-fn request_host(headers: &HeaderMap, uri: &Uri) -> String {
-    headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| uri.authority().map(|a| a.to_string()))
-        .unwrap_or_default()
-}
-
-/// The `host[:port]` of an `Origin` header, if it is a real origin.
-fn origin_authority(headers: &HeaderMap) -> Option<Option<String>> {
-    let origin = headers.get(header::ORIGIN)?;
-    let authority = origin
-        .to_str()
-        .ok()
-        .and_then(|o| o.split_once("://"))
-        .map(|(_, rest)| rest.trim_end_matches('/').to_ascii_lowercase());
-    Some(authority)
-}
-
-/// Whether a request comes from the page it is addressed to. Browsers send
-/// `Origin` with every WebSocket handshake; a request without one is from
-/// a program, not from a page.
-pub fn same_origin(headers: &HeaderMap) -> bool {
-    match origin_authority(headers) {
-        None => true,
-        Some(None) => false,
-        Some(Some(origin)) => {
-            let host = headers
-                .get(header::HOST)
-                .and_then(|h| h.to_str().ok())
-                .map(str::to_ascii_lowercase);
-            host.is_some_and(|host| host == origin)
-        }
-    }
-}
-
-/// Whether a request was sent by a page on a preview origin.
-fn from_preview(headers: &HeaderMap) -> bool {
-    matches!(origin_authority(headers), Some(Some(origin)) if classify_host(&origin) != HostKind::Ide)
-}
-
-/// Whether a request was sent by a page served from a preview port of the
-/// IDE's own host.
-fn from_preview_port(state: &AppState, headers: &HeaderMap) -> bool {
-    let Some(Some(origin)) = origin_authority(headers) else {
-        return false;
-    };
-    host_port(&origin).is_some_and(|port| state.preview_ports.is_preview_port(port))
-}
 
 /// Lets a preview be framed by the IDE, whose page is cross-origin isolated
 /// (COOP same-origin, COEP credentialless).
@@ -133,16 +84,7 @@ pub async fn preview_guard(
 ) -> Response {
     let host = request_host(request.headers(), request.uri());
     match classify_host(&host) {
-        HostKind::Ide => {
-            if from_preview(request.headers()) || from_preview_port(&state, request.headers()) {
-                return (
-                    StatusCode::FORBIDDEN,
-                    "requests from a preview to the IDE are refused",
-                )
-                    .into_response();
-            }
-            next.run(request).await
-        }
+        HostKind::Ide => next.run(request).await,
         HostKind::BadPreview => page(
             StatusCode::NOT_FOUND,
             "No such preview",
@@ -151,7 +93,7 @@ pub async fn preview_guard(
                 host_name(&host)
             ),
         ),
-        HostKind::Preview(target) => proxy(&state.sandbox, &target, request).await,
+        HostKind::Preview(target) => proxy(&state.sandbox, &state.access, &target, request).await,
     }
 }
 
@@ -218,9 +160,14 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
 
 pub(crate) async fn proxy(
     manager: &SandboxManager,
+    access: &Access,
     target: &PreviewHost,
     mut request: Request,
 ) -> Response {
+    if let Some(refusal) = refuse_preview(access, request.headers(), request.uri().path()) {
+        return frameable(refusal);
+    }
+    access.strip_credentials(request.headers_mut());
     let unreachable = |detail: String| {
         page(
             StatusCode::BAD_GATEWAY,
@@ -295,6 +242,7 @@ pub(crate) async fn proxy(
 
     let (mut parts, body) = response.into_parts();
     strip_hop_by_hop(&mut parts.headers);
+    access.strip_cookie_overwrites(&mut parts.headers);
     frameable(Response::from_parts(parts, Body::new(body)))
 }
 
@@ -342,60 +290,6 @@ mod tests {
             );
         }
         headers
-    }
-
-    #[test]
-    fn origins_are_compared_with_the_host() {
-        let check = |pairs: &[(&str, &str)], expect: bool| {
-            assert_eq!(same_origin(&headers(pairs)), expect, "{pairs:?}")
-        };
-        check(&[("host", "127.0.0.1:3000")], true);
-        check(
-            &[
-                ("host", "127.0.0.1:3000"),
-                ("origin", "http://127.0.0.1:3000"),
-            ],
-            true,
-        );
-        check(
-            &[
-                ("host", "localhost:3000"),
-                ("origin", "http://LOCALHOST:3000"),
-            ],
-            true,
-        );
-        check(
-            &[
-                ("host", "127.0.0.1:3000"),
-                ("origin", "http://demo-5173.preview.localhost:3000"),
-            ],
-            false,
-        );
-        check(&[("host", "127.0.0.1:3000"), ("origin", "null")], false);
-        check(
-            &[
-                ("host", "127.0.0.1:3000"),
-                ("origin", "http://evil.example"),
-            ],
-            false,
-        );
-    }
-
-    #[test]
-    fn preview_origins_are_recognised() {
-        assert!(from_preview(&headers(&[(
-            "origin",
-            "http://demo-5173.preview.localhost:3000"
-        )])));
-        assert!(from_preview(&headers(&[(
-            "origin",
-            "http://preview.localhost:3000"
-        )])));
-        assert!(!from_preview(&headers(&[(
-            "origin",
-            "http://127.0.0.1:3000"
-        )])));
-        assert!(!from_preview(&headers(&[])));
     }
 
     #[test]

@@ -20,20 +20,24 @@ use super::SandboxManager;
 use super::preview::proxy;
 use crate::runtime::preview::PreviewHost;
 use crate::runtime::project::ProjectId;
+use crate::server::access::Access;
 
 pub struct PreviewPorts {
     ip: IpAddr,
     sandbox: Arc<SandboxManager>,
+    /// Previews need the IDE's session like any page.
+    access: Arc<Access>,
     /// (project, port inside the sandbox) → the IDE-side port.
     listeners: Mutex<HashMap<(ProjectId, u16), u16>>,
 }
 
 impl PreviewPorts {
     /// Listeners bind on `ip`, the address the IDE itself listens on.
-    pub fn new(ip: IpAddr, sandbox: Arc<SandboxManager>) -> Arc<PreviewPorts> {
+    pub fn new(ip: IpAddr, sandbox: Arc<SandboxManager>, access: Arc<Access>) -> Arc<PreviewPorts> {
         Arc::new(PreviewPorts {
             ip,
             sandbox,
+            access,
             listeners: Mutex::new(HashMap::new()),
         })
     }
@@ -54,10 +58,11 @@ impl PreviewPorts {
             project: project.clone(),
             port,
         };
-        let sandbox = Arc::clone(&self.sandbox);
+        let (sandbox, access) = (Arc::clone(&self.sandbox), Arc::clone(&self.access));
         let app = Router::new().fallback(move |request: Request| {
-            let (sandbox, target) = (Arc::clone(&sandbox), target.clone());
-            async move { proxy(&sandbox, &target, request).await }
+            let (sandbox, access, target) =
+                (Arc::clone(&sandbox), Arc::clone(&access), target.clone());
+            async move { proxy(&sandbox, &access, &target, request).await }
         });
         tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {

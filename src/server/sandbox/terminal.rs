@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
@@ -23,7 +23,6 @@ use serde::Deserialize;
 use tokio::sync::{broadcast, watch};
 
 use super::SandboxManager;
-use super::preview::same_origin;
 use super::process::SandboxProcess;
 use crate::runtime::host::{ExitStatus, Process, PtySize, RuntimeError};
 use crate::runtime::project::ProjectId;
@@ -139,7 +138,6 @@ pub async fn websocket(
     State(state): State<AppState>,
     Path((project, name)): Path<(String, String)>,
     Query(size): Query<SizeQuery>,
-    headers: HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Response {
     let Ok(project) = ProjectId::parse(&project) else {
@@ -152,15 +150,9 @@ pub async fn websocket(
         )
             .into_response();
     }
-    // WebSockets are exempt from the same-origin policy: without this check
-    // any page the browser shows (a preview included) could open a shell.
-    if !same_origin(&headers) {
-        return (
-            StatusCode::FORBIDDEN,
-            "cross-origin terminal connections are refused",
-        )
-            .into_response();
-    }
+    // WebSockets are exempt from the same-origin policy: `access::guard`
+    // has checked this handshake's Origin (a preview or another site would
+    // otherwise open a shell) and its token.
     let size = PtySize {
         cols: size.cols.filter(|c| *c > 0).unwrap_or(80),
         rows: size.rows.filter(|r| *r > 0).unwrap_or(24),
