@@ -4,5 +4,5 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$ROOT"
-step "Starting the IDE (cargo leptos watch)"
+step "Starting the IDE (cargo leptos watch): open the URL it prints, which carries the access token"
 exec cargo leptos watch "$@"
