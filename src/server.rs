@@ -1,6 +1,7 @@
 //! Everything that runs only on the server: HTTP, configuration, the LLM
 //! client, the sandbox and the command line.
 
+pub mod atomic;
 pub mod cli;
 pub mod config;
 pub mod http;
