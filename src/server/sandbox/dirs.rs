@@ -94,12 +94,18 @@ fn chown_tree(root: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
         if entry.stat.st_uid == uid && entry.stat.st_gid == gid {
             return Ok(());
         }
-        match entry.name {
-            None => fchown(entry.dir, owner, group)?,
+        let changed = match entry.name {
+            None => fchown(entry.dir, owner, group),
             // A symlink swapped in since the stat is chowned itself.
-            Some(name) => fchownat(entry.dir, name, owner, group, AtFlags::AT_SYMLINK_NOFOLLOW)?,
-        }
-        Ok(())
+            Some(name) => fchownat(entry.dir, name, owner, group, AtFlags::AT_SYMLINK_NOFOLLOW),
+        };
+        changed.map_err(|e| {
+            let path = root.join(entry.path);
+            std::io::Error::new(
+                std::io::Error::from(e).kind(),
+                format!("cannot chown {}: {e}", path.display()),
+            )
+        })
     })
 }
 
@@ -111,7 +117,7 @@ struct Walked<'a> {
     name: Option<&'a CStr>,
     /// The entry itself, never a symlink's target.
     stat: FileStat,
-    /// Where it is, below the root (for messages and tests).
+    /// Where it is, below the root (for messages).
     path: &'a Path,
 }
 
