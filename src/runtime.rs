@@ -10,3 +10,4 @@ pub mod project;
 pub mod protocol;
 pub mod runner;
 pub mod session;
+pub mod tree;

@@ -237,8 +237,10 @@ pub trait Runtime: MaybeSendSync {
     async fn rename(&self, from: &str, to: &str) -> Result<(), RuntimeError>;
     /// The entries of one directory (`""` is the project's root).
     async fn list(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError>;
-    /// Every entry under a directory, sorted by path. `node_modules` and
-    /// `.git` are listed but not entered.
+    /// Every entry under a directory, in path order. The folders of
+    /// [`crate::runtime::tree::SKIPPED_DIRS`] (`node_modules`, `.git`,
+    /// build output…) are listed but not entered. A runtime may cut a very
+    /// large listing short.
     async fn list_tree(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError>;
     /// Changes to the project's files from now on, whoever made them (the
     /// actions, the editor, or a process in the runtime).

@@ -78,7 +78,7 @@ impl Projects {
             path: path.clone(),
             source,
         })?;
-        std::fs::write(&path, json).map_err(io(&path))?;
+        crate::server::atomic::write(&path, &json).map_err(io(&path))?;
         Ok(meta)
     }
 
@@ -94,7 +94,9 @@ impl Projects {
         serde_json::from_slice(&bytes).map_err(|source| ProjectError::Corrupt { path, source })
     }
 
-    /// Every project, newest first. Directories that are not projects are skipped.
+    /// Every project, newest first. Directories that are not projects (no
+    /// `project.json`) are skipped; a `project.json` that cannot be read or
+    /// parsed is an error naming it, never silently left out.
     pub fn list(&self) -> Result<Vec<ProjectMeta>, ProjectError> {
         let entries = match std::fs::read_dir(&self.root) {
             Ok(entries) => entries,
@@ -106,11 +108,14 @@ impl Projects {
                 });
             }
         };
-        let mut projects: Vec<ProjectMeta> = entries
+        let mut projects = entries
             .filter_map(Result::ok)
             .filter_map(|entry| ProjectId::parse(&entry.file_name().to_string_lossy()).ok())
-            .filter_map(|id| self.get(&id).ok())
-            .collect();
+            .filter_map(|id| match self.get(&id) {
+                Err(ProjectError::NotFound(_)) => None,
+                found => Some(found),
+            })
+            .collect::<Result<Vec<ProjectMeta>, ProjectError>>()?;
         projects.sort_by(|a, b| b.created.cmp(&a.created).then(a.id.cmp(&b.id)));
         Ok(projects)
     }
@@ -132,6 +137,42 @@ mod tests {
         let listed: Vec<_> = projects.list().unwrap().into_iter().map(|p| p.id).collect();
         assert_eq!(listed.len(), 2);
         assert!(listed.contains(&a.id) && listed.contains(&b.id));
+    }
+
+    #[test]
+    fn a_corrupt_project_json_is_reported_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let projects = Projects::new(dir.path());
+        let good = projects.create("good").unwrap();
+        let bad = projects.create("bad").unwrap();
+        let path = projects.dir(&bad.id).join("project.json");
+        // What a write cut off by a crash used to leave behind.
+        std::fs::write(&path, br#"{"id":"#).unwrap();
+        for err in [
+            projects.list().unwrap_err(),
+            projects.get(&bad.id).unwrap_err(),
+        ] {
+            assert!(matches!(err, ProjectError::Corrupt { .. }), "{err:?}");
+            assert!(
+                err.to_string().contains(&path.display().to_string()),
+                "{err}"
+            );
+        }
+        assert_eq!(projects.get(&good.id).unwrap().name, "good");
+    }
+
+    #[test]
+    fn project_json_is_written_whole_with_no_temporary_file_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let projects = Projects::new(dir.path());
+        let meta = projects.create("atomic").unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(projects.dir(&meta.id))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["project.json", "workspace"]);
+        assert_eq!(projects.get(&meta.id).unwrap(), meta);
     }
 
     #[test]

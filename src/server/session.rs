@@ -20,6 +20,7 @@ use crate::runtime::host::EntryKind;
 use crate::runtime::project::ProjectId;
 use crate::runtime::runner::PreviewUrl;
 use crate::runtime::session::SessionState;
+use crate::runtime::tree::is_inside_skipped_dir;
 use crate::server::state::AppState;
 
 /// The projects that have been opened since the server started.
@@ -39,9 +40,7 @@ impl OpenProjects {
         if let Ok(entries) = runtime.list_tree("").await {
             initial.files = entries
                 .into_iter()
-                .filter(|e| {
-                    e.kind == EntryKind::File && !e.path.split('/').any(|p| p == "node_modules")
-                })
+                .filter(|e| e.kind == EntryKind::File && !is_inside_skipped_dir(&e.path))
                 .map(|e| e.path)
                 .collect();
         }

@@ -68,6 +68,27 @@ fn id(project: &str) -> ProjectId {
     ProjectId::parse(project).unwrap()
 }
 
+/// Makes `project` a project of the IDE whose data directory is `data_dir`
+/// (terminals are only opened for projects that exist); owned by `owner`
+/// when given.
+fn register(data_dir: &Path, project: &str, owner: Option<u32>) {
+    let projects = data_dir.join("projects");
+    let dir = projects.join(project);
+    std::fs::create_dir_all(&dir).unwrap();
+    let meta = rivet::server::projects::ProjectMeta {
+        id: id(project),
+        name: project.to_owned(),
+        created: 0,
+    };
+    let json = dir.join("project.json");
+    std::fs::write(&json, serde_json::to_vec(&meta).unwrap()).unwrap();
+    if let Some(uid) = owner {
+        for path in [&projects, &dir, &json] {
+            std::os::unix::fs::chown(path, Some(uid), Some(uid)).unwrap();
+        }
+    }
+}
+
 /// Runs a command to its end; returns its status and output.
 async fn run(runtime: &dyn Runtime, spec: CommandSpec) -> (ExitStatus, String) {
     let process = runtime.spawn(spec).await.unwrap();
@@ -467,6 +488,7 @@ async fn websocket(addr: SocketAddr, url: &str, headers: &[(&str, &str)]) -> Soc
 }
 
 async fn terminal(ide: &Ide, project: &str, name: &str) -> Socket {
+    register(ide.data_dir(), project, None);
     let url = format!(
         "ws://{}/api/projects/{project}/terminals/{name}/ws?cols=80&rows=24",
         ide.addr
@@ -600,6 +622,26 @@ async fn a_terminal_refuses_other_origins() {
     let stream = tokio::net::TcpStream::connect(ide.addr).await.unwrap();
     let refused = tokio_tungstenite::client_async(request, stream).await;
     assert!(refused.is_err(), "a preview could open a shell");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_for_a_project_that_does_not_exist_starts_no_sandbox() {
+    let ide = Ide::start(|_| {}).await;
+    let url = format!("ws://{}/api/projects/ghost/terminals/main/ws", ide.addr);
+    let request = {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        url.as_str().into_client_request().unwrap()
+    };
+    let stream = tokio::net::TcpStream::connect(ide.addr).await.unwrap();
+    let refused = tokio_tungstenite::client_async(request, stream).await;
+    match refused {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            assert_eq!(response.status(), 404);
+        }
+        other => panic!("a shell opened for a project nobody has: {other:?}"),
+    }
+    assert_eq!(ide.manager.sandbox_pid(&id("ghost")).await, None);
+    assert!(!ide.data_dir().join("projects/ghost").exists());
 }
 
 // ---------------------------------------------------------------- previews
@@ -1127,6 +1169,99 @@ async fn escape_fill_the_disk() {
     assert!(out.contains("No space left on device"), "{out}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_fill_memory_through_dev_shm() {
+    let ide = Ide::start(|c| c.tmp_mb = 8).await;
+    let rt = ide.runtime("attacker");
+    // /dev/shm works, as far as sandbox.tmp_mb.
+    ok(&*rt, "head -c 1M /dev/zero > /dev/shm/small").await;
+    let (status, out) = sh(
+        &*rt,
+        "for i in 1 2 3 4 5 6 7 8; do head -c 4M /dev/zero > /dev/shm/f$i || exit 1; done",
+    )
+    .await;
+    assert!(!status.success(), "{out}");
+    assert!(out.contains("No space left on device"), "{out}");
+    let used = ok(&*rt, "du -sk /dev/shm | cut -f1").await;
+    let used: u64 = used.trim().parse().unwrap();
+    assert!(used <= 8 * 1024, "{used} KiB in /dev/shm");
+}
+
+// ---------------------------------------------------------------- file operations that hold
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_larger_than_the_protocol_header_keeps_the_sandbox_alive() {
+    let ide = Ide::start(|_| {}).await;
+    let rt = ide.runtime("huge");
+    // 6000 names of 230 bytes: well past the agent's 1 MiB header.
+    ok(
+        &*rt,
+        "mkdir -p big && cd big && for i in $(seq 6000); do : > $(printf 'f%0229d' $i); done",
+    )
+    .await;
+    let pid = ide.manager.sandbox_pid(&id("huge")).await.unwrap();
+    for _ in 0..3 {
+        let tree = rt.list_tree("").await.unwrap();
+        assert!(tree.len() > 100 && tree.len() < 6001, "{}", tree.len());
+        assert_eq!(tree[0].path, "big");
+        let one = rt.list("big").await.unwrap();
+        assert!(one.len() > 100 && one.len() < 6000, "{}", one.len());
+    }
+    // The same sandbox still answers everything else.
+    rt.write_file("after.txt", b"still here").await.unwrap();
+    assert_eq!(rt.read_file("after.txt").await.unwrap(), b"still here");
+    assert_eq!(ok(&*rt, "cat after.txt").await, "still here");
+    assert_eq!(ide.manager.sandbox_pid(&id("huge")).await, Some(pid));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_where_the_ide_reads_or_writes_is_refused_and_the_sandbox_keeps_answering() {
+    let ide = Ide::start(|_| {}).await;
+    let rt = ide.runtime("fifo");
+    ok(&*rt, "mkdir src && mkfifo src/App.jsx").await;
+    let pid = ide.manager.sandbox_pid(&id("fifo")).await.unwrap();
+    let limit = Duration::from_secs(60);
+    let read = tokio::time::timeout(limit, rt.read_file("src/App.jsx"))
+        .await
+        .expect("reading a FIFO blocked");
+    let message = read.unwrap_err().to_string();
+    assert!(message.contains("is a FIFO"), "{message}");
+    let write = tokio::time::timeout(limit, rt.write_file("src/App.jsx", b"x"))
+        .await
+        .expect("writing a FIFO blocked");
+    let message = write.unwrap_err().to_string();
+    assert!(message.contains("is a FIFO"), "{message}");
+    // Nothing was held up: files, commands and the same sandbox.
+    rt.write_file("src/main.jsx", b"ok").await.unwrap();
+    assert_eq!(
+        ok(&*rt, "cat src/main.jsx; test -p src/App.jsx && echo .").await,
+        "ok.\n"
+    );
+    assert_eq!(ide.manager.sandbox_pid(&id("fifo")).await, Some(pid));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_the_ide_writes_are_replaced_whole_and_keep_their_mode() {
+    let ide = Ide::start(|_| {}).await;
+    let rt = ide.runtime("atomic");
+    rt.write_file("run.sh", b"#!/bin/sh\necho one\n")
+        .await
+        .unwrap();
+    ok(&*rt, "chmod 755 run.sh").await;
+    // A reader holding the old file keeps reading the old contents.
+    let old_inode = ok(&*rt, "stat -c %i run.sh").await;
+    rt.write_file("run.sh", b"#!/bin/sh\necho two\n")
+        .await
+        .unwrap();
+    assert_ne!(ok(&*rt, "stat -c %i run.sh").await, old_inode);
+    assert_eq!(ok(&*rt, "./run.sh").await, "two\n");
+    assert_eq!(
+        ok(&*rt, "ls -A").await,
+        "run.sh\n",
+        "no temporary file is left"
+    );
+}
+
 // ---------------------------------------------------------------- lifecycle
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1235,6 +1370,7 @@ async fn serve(data_dir: &Path, binary: &Path, as_user: Option<u32>) -> Served {
 /// checks the IDE's secrets are not in it, then stops the IDE with SIGTERM
 /// and checks nothing of the project survives.
 async fn serve_then_shut_down(data_dir: &Path, binary: &Path, as_user: Option<u32>, tag: &str) {
+    register(data_dir, "shutdown", as_user);
     let mut served = serve(data_dir, binary, as_user).await;
     let url = format!(
         "ws://{}/api/projects/shutdown/terminals/main/ws",

@@ -198,10 +198,9 @@ fn print_progress(event: &LlmEvent, raw: bool) {
     }
 }
 
-/// The text files of a project directory, skipping what the IDE never shows
-/// the model whole (dependencies, version control).
+/// The text files of a project directory, skipping the folders the IDE never
+/// looks into (`runtime::tree`: dependencies, version control, build output).
 fn read_project(root: &Path) -> anyhow::Result<Vec<ProjectFile>> {
-    const SKIP: &[&str] = &["node_modules", ".git", "dist", "build"];
     const MAX_FILES: usize = 500;
     let mut files = Vec::new();
     let mut dirs = vec![root.to_path_buf()];
@@ -210,13 +209,11 @@ fn read_project(root: &Path) -> anyhow::Result<Vec<ProjectFile>> {
         entries.sort_by_key(|e| e.file_name());
         for entry in entries {
             let path = entry.path();
-            let name = entry.file_name();
-            if SKIP.iter().any(|s| name == *s) {
-                continue;
-            }
             let kind = entry.file_type()?;
             if kind.is_dir() {
-                dirs.push(path);
+                if !crate::runtime::tree::is_skipped_dir(&entry.file_name().to_string_lossy()) {
+                    dirs.push(path);
+                }
             } else if kind.is_file() && files.len() < MAX_FILES {
                 // Binary files are not shown to the model.
                 if let Ok(content) = std::fs::read_to_string(&path) {

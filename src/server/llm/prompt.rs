@@ -132,12 +132,9 @@ fn describe_runtime(runtime: RuntimeDescription) -> String {
 /// Lock files, dependencies and build output say nothing useful to the
 /// model and would eat the budget: they are listed, never included.
 fn worth_including(file: &ProjectFile) -> bool {
-    const SKIPPED_DIRS: &[&str] = &["node_modules/", ".git/", "dist/", "build/", ".vite/"];
     const SKIPPED_FILES: &[&str] = &["package-lock.json", "yarn.lock", "pnpm-lock.yaml"];
     let name = file.path.rsplit('/').next().unwrap_or(&file.path);
-    !SKIPPED_DIRS
-        .iter()
-        .any(|d| file.path.starts_with(d) || file.path.contains(&format!("/{d}")))
+    !crate::runtime::tree::is_inside_skipped_dir(&file.path)
         && !SKIPPED_FILES.contains(&name)
         && !file.content.contains('\0')
 }

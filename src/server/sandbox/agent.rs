@@ -32,6 +32,8 @@ use crate::runtime::host::{FsEvent, PtySize};
 
 /// How often the listening ports are read.
 const PORT_POLL: Duration = Duration::from_millis(250);
+/// Most file operations running at once; more wait their turn.
+const FILE_THREADS: usize = 4;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct AgentArgs {
@@ -48,8 +50,11 @@ pub struct AgentArgs {
 }
 
 pub fn main(args: AgentArgs) -> ExitCode {
+    // File operations run on blocking threads (see `Agent::file_op`); a few
+    // are enough, and each thread counts against the project's processes.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .max_blocking_threads(FILE_THREADS)
         .build();
     let result = runtime.and_then(|rt| rt.block_on(run(args)));
     match result {
@@ -108,8 +113,6 @@ impl Agent {
 
     async fn handle(self: &Arc<Self>, request: Request, frame: Frame) -> io::Result<()> {
         let id = request.id;
-        let root = &self.root;
-        let done = |r: Result<(), AgentError>| r.map(|()| Reply::Done);
         let result = match request.op {
             Op::Spawn(spawn) => return self.spawn(id, spawn, frame.fds).await,
             Op::Connect { port } => {
@@ -138,23 +141,34 @@ impl Agent {
                 });
                 return Ok(());
             }
-            Op::ReadFile { path } => match fsops::read_file(root, &path) {
-                Ok(contents) => return self.reply(id, Ok(Reply::File), &contents, &[]).await,
-                Err(e) => Err(e),
-            },
-            Op::WriteFile { path } => done(fsops::write_file(root, &path, &frame.payload)),
-            Op::Mkdir { path } => done(fsops::mkdir(root, &path)),
-            Op::Remove { path } => done(fsops::remove(root, &path)),
-            Op::Rename { from, to } => done(fsops::rename(root, &from, &to)),
-            Op::List { path, recursive } => {
-                fsops::list(root, &path, recursive).map(|entries| Reply::Entries { entries })
-            }
             Op::Shutdown => {
                 self.kill_everything().await;
                 Ok(Reply::Done)
             }
+            file_op => {
+                self.file_op(id, file_op, frame.payload);
+                return Ok(());
+            }
         };
         self.reply(id, result, &[], &[]).await
+    }
+
+    /// Runs a file operation on a thread of its own and replies when it is
+    /// done: a slow one (a huge tree, a slow disk) never holds up spawning,
+    /// exits or port reports, which run on this event loop.
+    fn file_op(self: &Arc<Self>, id: u64, op: Op, payload: Vec<u8>) {
+        let agent = self.clone();
+        tokio::spawn(async move {
+            let root = agent.root.clone();
+            let done =
+                tokio::task::spawn_blocking(move || fsops::perform(&root, op, &payload)).await;
+            let result = done
+                .unwrap_or_else(|e| Err(AgentError::io(format!("the file operation failed: {e}"))));
+            let _ = match result {
+                Ok((reply, contents)) => agent.reply(id, Ok(reply), &contents, &[]).await,
+                Err(e) => agent.reply(id, Err(e), &[], &[]).await,
+            };
+        });
     }
 
     async fn spawn(&self, id: u64, request: SpawnRequest, fds: Vec<OwnedFd>) -> io::Result<()> {

@@ -287,10 +287,14 @@ pub fn bwrap_args(plan: &BwrapPlan<'_>) -> Vec<String> {
     }
     let s = |p: &Path| p.to_string_lossy().into_owned();
     args.extend(["--proc", "/proc", "--dev", "/dev"].map(String::from));
-    if plan.tmp_bytes > 0 {
-        args.extend(["--size".to_owned(), plan.tmp_bytes.to_string()]);
+    // /dev/shm is memory like /tmp: bounded the same way (bwrap's /dev
+    // alone would leave it an unbounded part of its own tmpfs).
+    for dir in ["/tmp", "/dev/shm"] {
+        if plan.tmp_bytes > 0 {
+            args.extend(["--size".to_owned(), plan.tmp_bytes.to_string()]);
+        }
+        args.extend(["--tmpfs".to_owned(), dir.to_owned()]);
     }
-    args.extend(["--tmpfs", "/tmp"].map(String::from));
     args.extend([
         "--bind".to_owned(),
         s(&plan.dirs.workspace),
@@ -358,7 +362,7 @@ mod tests {
             "--ro-bind /usr /usr",
             "--ro-bind /etc/ssl/certs /etc/ssl/certs",
             "--ro-bind-data 7 /etc/passwd",
-            "--size 1048576 --tmpfs /tmp",
+            "--size 1048576 --tmpfs /tmp --size 1048576 --tmpfs /dev/shm",
             "--bind /data/projects/p1/workspace /home/project",
             "--bind /data/projects/p1/sandbox-home /home/user",
             "--bind /data/cache/npm /home/user/.npm",

@@ -9,6 +9,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use tokio::sync::{broadcast, oneshot, watch};
 
@@ -80,6 +81,8 @@ pub enum Failure {
     Agent(AgentError),
     /// The sandbox is gone.
     Closed(String),
+    /// The sandbox did not answer in time; it may still be working on it.
+    TimedOut(String),
 }
 
 impl Failure {
@@ -104,19 +107,62 @@ impl Failure {
                 path: path.to_owned(),
                 message,
             },
-            Failure::Closed(why) => RuntimeError::Unavailable(why),
+            Failure::Closed(why) | Failure::TimedOut(why) => RuntimeError::Unavailable(why),
         }
     }
 
     pub fn into_runtime(self) -> RuntimeError {
         match self {
             Failure::Agent(e) => RuntimeError::Unavailable(e.message),
-            Failure::Closed(why) => RuntimeError::Unavailable(why),
+            Failure::Closed(why) | Failure::TimedOut(why) => RuntimeError::Unavailable(why),
         }
     }
 }
 
 type Pending = oneshot::Sender<Result<Incoming, Failure>>;
+
+/// How long the IDE waits for the agent to answer a request. Spawning,
+/// connecting and reading return at once or fail on their own; writes of
+/// up to 64 MiB, listings and removals of big trees may take a while on a
+/// busy disk; killing a fork bomb takes several rounds.
+pub fn timeout(op: &Op) -> Duration {
+    match op {
+        Op::WriteFile { .. } | Op::Remove { .. } | Op::Rename { .. } | Op::List { .. } => {
+            Duration::from_secs(120)
+        }
+        Op::KillTree { .. } => Duration::from_secs(60),
+        Op::Spawn(_)
+        | Op::ReadFile { .. }
+        | Op::Mkdir { .. }
+        | Op::Connect { .. }
+        | Op::Shutdown => Duration::from_secs(30),
+    }
+}
+
+/// `30 s`, or `250 ms` below a second.
+fn seconds(limit: Duration) -> String {
+    if limit >= Duration::from_secs(1) {
+        format!("{} s", limit.as_secs())
+    } else {
+        format!("{} ms", limit.as_millis())
+    }
+}
+
+/// An operation as an error message names it: `read_file src/App.jsx`.
+fn describe(op: &Op) -> String {
+    match op {
+        Op::Spawn(spawn) => format!("spawn {}", spawn.argv.first().map_or("", String::as_str)),
+        Op::KillTree { pid } => format!("kill_tree {pid}"),
+        Op::ReadFile { path } => format!("read_file {path}"),
+        Op::WriteFile { path } => format!("write_file {path}"),
+        Op::Mkdir { path } => format!("mkdir {path}"),
+        Op::Remove { path } => format!("remove {path}"),
+        Op::Rename { from, to } => format!("rename {from} {to}"),
+        Op::List { path, .. } => format!("list {}", if path.is_empty() { "." } else { path }),
+        Op::Connect { port } => format!("connect {port}"),
+        Op::Shutdown => "shutdown".to_owned(),
+    }
+}
 
 pub struct AgentClient {
     channel: FdChannel,
@@ -161,8 +207,24 @@ impl AgentClient {
         }
     }
 
+    /// Sends a request and waits for its reply, at most [`timeout`] for
+    /// its kind of operation.
     pub async fn request(
         &self,
+        op: Op,
+        payload: &[u8],
+        fds: &[BorrowedFd<'_>],
+    ) -> Result<Incoming, Failure> {
+        let limit = timeout(&op);
+        self.request_within(limit, op, payload, fds).await
+    }
+
+    /// [`Self::request`] with its own time limit. A request that gets no
+    /// answer in time fails naming the operation; the sandbox stays in use
+    /// for other requests, and a late answer is dropped.
+    pub async fn request_within(
+        &self,
+        limit: Duration,
         op: Op,
         payload: &[u8],
         fds: &[BorrowedFd<'_>],
@@ -171,15 +233,31 @@ impl AgentClient {
             return Err(Failure::Closed(why));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let what = describe(&op);
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id, tx);
-        let header = to_header(&Request { id, op }).map_err(|e| Failure::Closed(e.to_string()))?;
-        if let Err(e) = self.channel.send(&header, payload, fds).await {
+        let exchange = async {
+            let header =
+                to_header(&Request { id, op }).map_err(|e| Failure::Closed(e.to_string()))?;
+            if let Err(e) = self.channel.send(&header, payload, fds).await {
+                return Err(Failure::Closed(format!("the sandbox does not answer: {e}")));
+            }
+            rx.await.unwrap_or_else(|_| {
+                Err(Failure::Closed("the project's sandbox stopped".to_owned()))
+            })
+        };
+        let result = tokio::time::timeout(limit, exchange)
+            .await
+            .unwrap_or_else(|_| {
+                Err(Failure::TimedOut(format!(
+                    "the sandbox did not answer {what} within {}",
+                    seconds(limit)
+                )))
+            });
+        if result.is_err() {
             lock(&self.pending).remove(&id);
-            return Err(Failure::Closed(format!("the sandbox does not answer: {e}")));
         }
-        rx.await
-            .unwrap_or_else(|_| Err(Failure::Closed("the project's sandbox stopped".to_owned())))
+        result
     }
 
     /// Reads the agent's messages until the socket closes, then fails
@@ -267,5 +345,90 @@ impl AgentClient {
             }));
         }
         self.events.set_ports(BTreeSet::new());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
+
+    use super::*;
+    use crate::server::sandbox::protocol::Request;
+
+    /// A client, and the agent's end of its socket.
+    fn connected() -> (Arc<AgentClient>, FdChannel) {
+        let (ide, agent) = socketpair(
+            AddressFamily::Unix,
+            SockType::Stream,
+            None,
+            SockFlag::SOCK_CLOEXEC,
+        )
+        .unwrap();
+        let client = AgentClient::new(
+            FdChannel::new(ide).unwrap(),
+            Arc::new(ProjectEvents::default()),
+        );
+        tokio::spawn(client.clone().run());
+        (client, FdChannel::new(agent).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_request_the_sandbox_never_answers_fails_naming_it() {
+        let (client, agent) = connected();
+        // An agent stuck on every read, answering everything else.
+        tokio::spawn(async move {
+            while let Ok(Some(frame)) = agent.recv().await {
+                let request: Request = from_header(&frame.header).unwrap();
+                if matches!(request.op, Op::ReadFile { .. }) {
+                    continue;
+                }
+                let reply = AgentMessage::Reply {
+                    id: request.id,
+                    result: Ok(Reply::Done),
+                };
+                agent
+                    .send(&to_header(&reply).unwrap(), &[], &[])
+                    .await
+                    .unwrap();
+            }
+        });
+        let read = Op::ReadFile {
+            path: "src/App.jsx".to_owned(),
+        };
+        let stuck = client
+            .request_within(Duration::from_millis(300), read, &[], &[])
+            .await;
+        let Err(Failure::TimedOut(message)) = stuck else {
+            panic!("a request nobody answers must time out");
+        };
+        assert_eq!(
+            message,
+            "the sandbox did not answer read_file src/App.jsx within 300 ms"
+        );
+        assert!(lock(&client.pending).is_empty());
+        // The project keeps working for other requests.
+        let mkdir = Op::Mkdir {
+            path: "src".to_owned(),
+        };
+        let answered = client.request(mkdir, &[], &[]).await.unwrap();
+        assert!(matches!(answered.reply, Reply::Done));
+        assert!(!client.is_closed());
+    }
+
+    #[test]
+    fn every_request_has_a_time_limit_long_enough_for_its_work() {
+        let read = Op::ReadFile {
+            path: "a".to_owned(),
+        };
+        assert_eq!(timeout(&read), Duration::from_secs(30));
+        assert_eq!(describe(&read), "read_file a");
+        let write = Op::WriteFile {
+            path: "a".to_owned(),
+        };
+        assert!(timeout(&write) >= Duration::from_secs(60));
+        let message = Failure::TimedOut("the sandbox did not answer".to_owned())
+            .for_path("a")
+            .to_string();
+        assert_eq!(message, "the sandbox did not answer");
     }
 }

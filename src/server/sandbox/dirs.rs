@@ -1,7 +1,16 @@
 //! A project's directories on the host, and making them the sandbox user's.
 
+use std::ffi::{CStr, CString, OsStr};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use nix::dir::Dir;
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::stat::{FileStat, Mode, SFlag, fstatat};
 
 use crate::runtime::host::RuntimeError;
 
@@ -73,19 +82,129 @@ pub fn prepare_dirs(
     })
 }
 
-/// Gives `root` and everything below it (not following symlinks) to
-/// `uid:gid`, touching only entries that are not theirs yet.
+/// Gives `root` and everything below it to `uid:gid`, touching only entries
+/// that are not theirs yet. The walk never follows a symlink (see
+/// [`walk_no_follow`]): the shared npm cache is writable by every sandbox,
+/// and a symlink swapped in there must not lead a root IDE to chown its
+/// target.
 fn chown_tree(root: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
-    let mut stack = vec![root.to_owned()];
-    while let Some(path) = stack.pop() {
-        let meta = std::fs::symlink_metadata(&path)?;
-        if meta.uid() != uid || meta.gid() != gid {
-            std::os::unix::fs::lchown(&path, Some(uid), Some(gid))?;
+    use nix::unistd::{Gid, Uid, fchown, fchownat};
+    let (owner, group) = (Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)));
+    walk_no_follow(root, &mut |entry| {
+        if entry.stat.st_uid == uid && entry.stat.st_gid == gid {
+            return Ok(());
         }
-        if meta.is_dir() {
-            for entry in std::fs::read_dir(&path)? {
-                stack.push(entry?.path());
-            }
+        let changed = match entry.name {
+            None => fchown(entry.dir, owner, group),
+            // A symlink swapped in since the stat is chowned itself.
+            Some(name) => fchownat(entry.dir, name, owner, group, AtFlags::AT_SYMLINK_NOFOLLOW),
+        };
+        changed.map_err(|e| {
+            let path = root.join(entry.path);
+            std::io::Error::new(
+                std::io::Error::from(e).kind(),
+                format!("cannot chown {}: {e}", path.display()),
+            )
+        })
+    })
+}
+
+/// One entry met by [`walk_no_follow`].
+struct Walked<'a> {
+    /// The directory holding the entry, or the root itself.
+    dir: BorrowedFd<'a>,
+    /// The entry's name in `dir`; `None` for the root.
+    name: Option<&'a CStr>,
+    /// The entry itself, never a symlink's target.
+    stat: FileStat,
+    /// Where it is, below the root (for messages).
+    path: &'a Path,
+}
+
+/// A directory still to enter: its name in a directory already open.
+struct Pending {
+    parent: Rc<OwnedFd>,
+    name: CString,
+    path: PathBuf,
+}
+
+/// Visits `root` and everything below it, depth first, through directory
+/// descriptors: each directory is opened relative to its parent with
+/// `O_NOFOLLOW | O_DIRECTORY`, each entry is examined with `fstatat(…,
+/// AT_SYMLINK_NOFOLLOW)`. Renaming a parent or swapping a directory for a
+/// symlink at any moment cannot lead the walk out of the tree: a symlink
+/// is visited as itself and never entered.
+fn walk_no_follow(
+    root: &Path,
+    visit: &mut dyn FnMut(&Walked<'_>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let fd = Rc::new(nix::fcntl::open(root, dir_flags(), Mode::empty())?);
+    let stat = nix::sys::stat::fstat(fd.as_fd())?;
+    visit(&Walked {
+        dir: fd.as_fd(),
+        name: None,
+        stat,
+        path: Path::new(""),
+    })?;
+    let mut stack = Vec::new();
+    expand(&fd, Path::new(""), &mut stack, visit)?;
+    while let Some(next) = stack.pop() {
+        let opened = nix::fcntl::openat(
+            next.parent.as_fd(),
+            next.name.as_c_str(),
+            dir_flags(),
+            Mode::empty(),
+        );
+        drop(next.parent);
+        let fd = match opened {
+            Ok(fd) => Rc::new(fd),
+            // Swapped for a symlink or a file, or gone, since it was seen.
+            Err(Errno::ELOOP | Errno::ENOTDIR | Errno::ENOENT) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        expand(&fd, &next.path, &mut stack, visit)?;
+    }
+    Ok(())
+}
+
+fn dir_flags() -> OFlag {
+    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC
+}
+
+/// Visits the entries of the open directory `fd` and queues its
+/// subdirectories.
+fn expand(
+    fd: &Rc<OwnedFd>,
+    path: &Path,
+    stack: &mut Vec<Pending>,
+    visit: &mut dyn FnMut(&Walked<'_>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut names = Vec::new();
+    for entry in Dir::from_fd(fd.try_clone()?)?.iter() {
+        let name = entry?.file_name().to_owned();
+        if !matches!(name.as_bytes(), b"." | b"..") {
+            names.push(name);
+        }
+    }
+    for name in names {
+        let stat = match fstatat(fd.as_fd(), name.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW) {
+            Ok(stat) => stat,
+            Err(Errno::ENOENT) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        let child = path.join(OsStr::from_bytes(name.as_bytes()));
+        visit(&Walked {
+            dir: fd.as_fd(),
+            name: Some(name.as_c_str()),
+            stat,
+            path: &child,
+        })?;
+        if SFlag::from_bits_truncate(stat.st_mode & SFlag::S_IFMT.bits()) == SFlag::S_IFDIR {
+            stack.push(Pending {
+                parent: Rc::clone(fd),
+                name,
+                path: child,
+            });
         }
     }
     Ok(())
@@ -118,6 +237,71 @@ fn reachable(path: &Path, uid: u32, gid: u32) -> Result<(), PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A project tree holding a symlink to a directory outside it, as a
+    /// sandbox can plant in the shared npm cache; returns (tree, outside).
+    fn tree_with_a_way_out() -> (tempfile::TempDir, tempfile::TempDir) {
+        let tree = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "secret").unwrap();
+        std::fs::create_dir_all(tree.path().join("_cacache/index")).unwrap();
+        std::fs::write(tree.path().join("_cacache/index/entry"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.path(), tree.path().join("_cacache/tmp")).unwrap();
+        (tree, outside)
+    }
+
+    #[test]
+    fn the_ownership_walk_never_follows_a_symlink_out_of_the_tree() {
+        let (tree, outside) = tree_with_a_way_out();
+        let mut seen = Vec::new();
+        walk_no_follow(tree.path(), &mut |entry| {
+            seen.push(entry.path.to_string_lossy().into_owned());
+            Ok(())
+        })
+        .unwrap();
+        seen.sort();
+        assert_eq!(
+            seen,
+            [
+                "",
+                "_cacache",
+                "_cacache/index",
+                "_cacache/index/entry",
+                "_cacache/tmp"
+            ],
+            "the symlink is visited, never entered"
+        );
+        if !nix::unistd::geteuid().is_root() {
+            return;
+        }
+        // As root (CI), the real thing: everything in the tree changes
+        // owner, the link itself included; nothing outside does.
+        let before = |p: &Path| std::fs::symlink_metadata(p).unwrap();
+        let outside_owner = (
+            before(outside.path()).uid(),
+            before(&outside.path().join("secret")).uid(),
+        );
+        chown_tree(tree.path(), 4242, 4243).unwrap();
+        for path in ["", "_cacache", "_cacache/index/entry", "_cacache/tmp"] {
+            let meta = std::fs::symlink_metadata(tree.path().join(path)).unwrap();
+            assert_eq!((meta.uid(), meta.gid()), (4242, 4243), "{path:?}");
+        }
+        assert_eq!(
+            (
+                before(outside.path()).uid(),
+                before(&outside.path().join("secret")).uid()
+            ),
+            outside_owner
+        );
+    }
+
+    #[test]
+    fn a_symlink_given_as_the_root_is_not_walked() {
+        let (tree, _outside) = tree_with_a_way_out();
+        let link = tree.path().join("_cacache/tmp");
+        let walked = walk_no_follow(&link, &mut |_| Ok(()));
+        assert!(walked.is_err());
+    }
 
     #[test]
     fn reachability_follows_search_bits() {

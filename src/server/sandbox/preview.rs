@@ -112,7 +112,7 @@ async fn connect(
         .await
         .map_err(|e| match e {
             Failure::Agent(e) => e.message,
-            Failure::Closed(why) => why,
+            Failure::Closed(why) | Failure::TimedOut(why) => why,
         })?;
     let fd: OwnedFd = incoming
         .fds

@@ -130,8 +130,12 @@ pub enum Reply {
     },
     /// The payload is the file's contents.
     File,
+    /// A listing; `truncated` when the agent cut it short (see
+    /// `fsops::MAX_ENTRIES`), so the reply always fits [`MAX_HEADER`].
     Entries {
         entries: Vec<DirEntry>,
+        #[serde(default)]
+        truncated: bool,
     },
     /// The frame carries the connected socket.
     Connected,

@@ -135,7 +135,17 @@ impl ProjectRuntime {
             recursive,
         };
         match self.request(op, &[], path).await?.reply {
-            Reply::Entries { entries } => Ok(entries),
+            Reply::Entries { entries, truncated } => {
+                if truncated {
+                    tracing::warn!(
+                        project = %self.entry.id,
+                        path,
+                        shown = entries.len(),
+                        "the listing is too large and was cut short"
+                    );
+                }
+                Ok(entries)
+            }
             _ => Err(odd_reply(path)),
         }
     }

@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -26,6 +27,7 @@ use super::SandboxManager;
 use super::process::SandboxProcess;
 use crate::runtime::host::{ExitStatus, Process, PtySize, RuntimeError};
 use crate::runtime::project::ProjectId;
+use crate::server::projects::ProjectError;
 use crate::server::state::AppState;
 
 /// Output kept for a reconnecting browser.
@@ -138,7 +140,7 @@ pub async fn websocket(
     State(state): State<AppState>,
     Path((project, name)): Path<(String, String)>,
     Query(size): Query<SizeQuery>,
-    upgrade: WebSocketUpgrade,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
     let Ok(project) = ProjectId::parse(&project) else {
         return (StatusCode::BAD_REQUEST, "invalid project id").into_response();
@@ -153,6 +155,22 @@ pub async fn websocket(
     // WebSockets are exempt from the same-origin policy: `access::guard`
     // has checked this handshake's Origin (a preview or another site would
     // otherwise open a shell) and its token.
+    // A terminal starts the project's sandbox: only for a project that
+    // exists, or anyone could start sandboxes nobody sees, until the IDE exits.
+    match state.projects.get(&project) {
+        Ok(_) => {}
+        Err(e @ ProjectError::NotFound(_)) => {
+            return (StatusCode::NOT_FOUND, e.to_string()).into_response();
+        }
+        Err(e) => {
+            tracing::error!("{e}");
+            return (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response();
+        }
+    }
+    let upgrade = match upgrade {
+        Ok(upgrade) => upgrade,
+        Err(rejection) => return rejection.into_response(),
+    };
     let size = PtySize {
         cols: size.cols.filter(|c| *c > 0).unwrap_or(80),
         rows: size.rows.filter(|r| *r > 0).unwrap_or(24),
@@ -275,5 +293,52 @@ mod tests {
         ));
         let input: Control = serde_json::from_str(r#"{"type":"input","data":"ls\r"}"#).unwrap();
         assert!(matches!(input, Control::Input { data } if data == "ls\r"));
+    }
+
+    /// A state whose data directory lives as long as the returned guard.
+    fn state() -> (AppState, tempfile::TempDir) {
+        let data = tempfile::tempdir().unwrap();
+        let mut config = crate::server::config::Config::defaults();
+        config.server.data_dir = data.path().to_owned();
+        config.server.token = "terminal-test-token-0123".to_owned();
+        let options = leptos::config::LeptosOptions::builder()
+            .output_name("rivet")
+            .site_root("target/site")
+            .build();
+        (AppState::new(options, config), data)
+    }
+
+    fn upgrade_request(project: &str) -> axum::http::Request<axum::body::Body> {
+        axum::http::Request::get(format!("/api/projects/{project}/terminals/main/ws"))
+            .header("host", "127.0.0.1:3000")
+            .header("origin", "http://127.0.0.1:3000")
+            .header("authorization", "Bearer terminal-test-token-0123")
+            .header("connection", "upgrade")
+            .header("upgrade", "websocket")
+            .header("sec-websocket-version", "13")
+            .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")
+            .body(axum::body::Body::empty())
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_terminal_for_a_project_that_does_not_exist_starts_no_sandbox() {
+        use tower::ServiceExt;
+        let (state, _data) = state();
+        let app = crate::server::http::app(state.clone());
+        let response = app.oneshot(upgrade_request("ghost")).await.unwrap();
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        let ghost = ProjectId::parse("ghost").unwrap();
+        assert_eq!(state.sandbox.sandbox_pid(&ghost).await, None);
+        assert!(!state.projects.dir(&ghost).exists());
+        // A project that exists gets past the check (to the upgrade, which
+        // needs a real connection).
+        let real = state.projects.create("real").unwrap();
+        let app = crate::server::http::app(state.clone());
+        let response = app
+            .oneshot(upgrade_request(real.id.as_str()))
+            .await
+            .unwrap();
+        assert_ne!(response.status(), StatusCode::NOT_FOUND);
     }
 }

@@ -11,7 +11,8 @@ use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
 use tokio::io::unix::AsyncFd;
 use tokio::sync::mpsc;
 
-use super::fsops::UNEXPANDED;
+use crate::runtime::tree::{is_inside_skipped_dir, is_skipped_path};
+use crate::server::atomic::is_temp_name;
 
 /// Most directories watched in one project; beyond that, deeper changes go
 /// unreported (the kernel's per-user budget is shared).
@@ -52,16 +53,12 @@ fn join(dir: &str, name: &OsStr) -> Option<String> {
     })
 }
 
-fn skipped(rel: &str) -> bool {
-    rel.split('/').any(|part| UNEXPANDED.contains(&part))
-}
-
 impl Watcher {
     /// Watches `rel` and every directory below it.
     fn add_tree(&mut self, rel: &str) {
         let mut stack = vec![rel.to_owned()];
         while let Some(dir) = stack.pop() {
-            if self.dirs.len() >= MAX_WATCHES || skipped(&dir) {
+            if self.dirs.len() >= MAX_WATCHES || is_skipped_path(&dir) {
                 continue;
             }
             let full = self.root.join(&dir);
@@ -109,7 +106,10 @@ impl Watcher {
             let Some(rel) = event.name.as_deref().and_then(|name| join(&dir, name)) else {
                 continue;
             };
-            if skipped(&rel) && !UNEXPANDED.contains(&rel.as_str()) {
+            // A skipped folder itself is reported, nothing inside it; nor
+            // the temporary files of atomic writes.
+            let name = rel.rsplit('/').next().unwrap_or(&rel);
+            if is_inside_skipped_dir(&rel) || is_temp_name(name) {
                 continue;
             }
             let new_dir = event.mask.contains(AddWatchFlags::IN_ISDIR)

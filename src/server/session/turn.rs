@@ -202,8 +202,7 @@ async fn prompt_context(project: &ProjectHandle, runtime: RuntimeDescription) ->
     let mut files = Vec::new();
     for entry in entries {
         let skip = entry.kind != crate::runtime::host::EntryKind::File
-            || entry.path.starts_with("node_modules/")
-            || entry.path.contains("/node_modules/")
+            || crate::runtime::tree::is_inside_skipped_dir(&entry.path)
             || entry.path == "package-lock.json";
         if skip {
             continue;
