@@ -229,7 +229,20 @@ pub struct PublicLlmSettings {
     pub sources: SettingSources,
     /// What is missing, in words, when not configured.
     pub problem: Option<String>,
+    /// Why a key that is set is not sent to `base_url` (it goes only to its
+    /// provider's preset URL or the URL saved with it).
+    #[serde(default)]
+    pub key_notice: Option<String>,
     pub presets: Vec<PresetInfo>,
+}
+
+/// A provider's models as the settings panel offers them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelList {
+    pub models: Vec<String>,
+    /// Why no key goes with requests to this URL, when one is set but held
+    /// back.
+    pub key_notice: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -15,7 +15,8 @@
 //! ```
 //!
 //! The events ([`LlmEvent`]) and errors ([`LlmError`]) serialize for the
-//! browser; API keys never leave this module except in the request headers.
+//! browser; API keys never leave this module except in the request headers,
+//! and go only where `settings::key_may_go_to` allows.
 
 pub mod ask;
 pub mod client;
@@ -30,8 +31,8 @@ pub mod store;
 pub mod upstream;
 
 pub use crate::runtime::llm::{
-    FinishReason, KeyUpdate, LlmError, LlmEvent, LlmSettingsUpdate, PublicLlmSettings, TokenUsage,
-    ToolCall,
+    FinishReason, KeyUpdate, LlmError, LlmEvent, LlmSettingsUpdate, ModelList, PublicLlmSettings,
+    TokenUsage, ToolCall,
 };
 pub use client::{ChatMessage, ChatOptions, ChatOutcome, ChatRequest, Role, chat, stream_chat};
 pub use prompt::{ProjectFile, PromptContext, RuntimeDescription, UserEdit, system_prompt};

@@ -603,12 +603,18 @@ async fn models_come_from_the_provider() {
 
 /// Runs `rivet ask` in an empty directory with a clean environment.
 fn rivet_ask(args: &[&str]) -> (i32, String, String) {
+    rivet_ask_with(&[], args)
+}
+
+/// [`rivet_ask`] with these environment variables.
+fn rivet_ask_with(env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_rivet"))
         .arg("ask")
         .args(args)
         .current_dir(dir.path())
         .env_clear()
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     (
@@ -755,4 +761,166 @@ async fn the_page_shows_the_settings_but_never_the_key() {
     .await;
     assert!(html.contains("No model provider is configured"));
     assert!(html.contains("data-testid=\"llm-use-demo\""));
+}
+
+/// An OpenAI-compatible server on 127.0.0.1 that records the
+/// `Authorization` header of every request: it lists one model and
+/// refuses chat requests (400, so nothing is retried).
+struct Recorder {
+    addr: std::net::SocketAddr,
+    seen: Arc<std::sync::Mutex<Vec<Option<String>>>>,
+}
+
+impl Recorder {
+    async fn start() -> Recorder {
+        use axum::http::{HeaderMap, Method, StatusCode, header::AUTHORIZATION};
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = seen.clone();
+        let app = axum::Router::new().fallback(move |method: Method, headers: HeaderMap| {
+            let auth = headers
+                .get(AUTHORIZATION)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+            record.lock().unwrap().push(auth);
+            async move {
+                if method == Method::GET {
+                    (
+                        StatusCode::OK,
+                        axum::Json(json!({"object": "list", "data": [{"id": "recorded"}]})),
+                    )
+                } else {
+                    let error =
+                        json!({"error": {"message": "recorded", "type": "invalid_request_error"}});
+                    (StatusCode::BAD_REQUEST, axum::Json(error))
+                }
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Recorder { addr, seen }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The `Authorization` headers received since the last call.
+    fn take(&self) -> Vec<Option<String>> {
+        std::mem::take(&mut *self.seen.lock().unwrap())
+    }
+}
+
+/// The attack: the settings panel's `list_models` called with
+/// `{"provider":"openai","base_url":"http://any-host/v1"}` sent the OpenAI
+/// key to any-host. It runs `LlmService::models_for`, as `list_models` does.
+#[tokio::test]
+async fn list_models_for_a_caller_chosen_url_sends_no_key() {
+    let data = tempfile::tempdir().unwrap();
+    let mut config = Config::defaults();
+    config.server.data_dir = data.path().to_owned();
+    let service = LlmService::new(Arc::new(config));
+    let save = |provider: &str, base_url: &str, key: KeyUpdate| {
+        service
+            .save(&LlmSettingsUpdate {
+                provider: provider.into(),
+                base_url: base_url.into(),
+                model: String::new(),
+                key,
+            })
+            .unwrap()
+    };
+    let any_host = Recorder::start().await;
+    save("openai", "", KeyUpdate::Set("sk-openai-secret".into()));
+    let list = service.models_for("openai", &any_host.url()).await;
+    // Still listed, without the key, and the panel says why.
+    assert_eq!(list.models, ["recorded"]);
+    assert_eq!(any_host.take(), [None]);
+    let notice = list.key_notice.unwrap();
+    assert!(
+        notice.starts_with(&format!("No key is sent to {}:", any_host.url())),
+        "{notice}"
+    );
+
+    // The URL saved with a key gets it, as typed or with a trailing slash.
+    let own = Recorder::start().await;
+    save(
+        "custom",
+        &own.url(),
+        KeyUpdate::Set("k-custom-secret".into()),
+    );
+    let list = service
+        .models_for("custom", &format!("{}/", own.url()))
+        .await;
+    assert_eq!(list.key_notice, None);
+    assert_eq!(own.take(), [Some("Bearer k-custom-secret".to_owned())]);
+    // Another URL for the same provider does not.
+    service.models_for("custom", &any_host.url()).await;
+    assert_eq!(any_host.take(), [None]);
+
+    // Saving only a new URL does not take the key along, for the model list
+    // nor for chat requests.
+    let public = save("custom", &any_host.url(), KeyUpdate::Keep);
+    assert!(public.configured && !public.key_set, "{public:?}");
+    assert!(public.key_notice.is_some());
+    let llm = service.resolve_for_chat().await.unwrap();
+    let (outcome, _) = ask(&llm, request("build a todo app")).await;
+    assert!(matches!(
+        outcome.result,
+        Err(LlmError::Rejected { status: 400, .. })
+    ));
+    let seen = any_host.take();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for auth in seen.into_iter().flatten() {
+        assert!(!auth.contains("secret"), "{auth}");
+    }
+    assert!(own.take().is_empty());
+}
+
+/// The same with keys from the environment, through `rivet ask`: a key
+/// goes with the base URL configured with it, never with one named on the
+/// command line.
+#[tokio::test]
+async fn an_environment_key_goes_only_to_the_url_configured_with_it() {
+    let own = Recorder::start().await;
+    let any_host = Recorder::start().await;
+    let (own_url, any_url) = (own.url(), any_host.url());
+    let run = |env: Vec<(&'static str, String)>, args: Vec<String>| {
+        tokio::task::spawn_blocking(move || {
+            let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            rivet_ask_with(&env, &args)
+        })
+    };
+    let configured = vec![
+        ("RIVET_LLM_PROVIDER", "custom".to_owned()),
+        ("RIVET_LLM_BASE_URL", own_url.clone()),
+        ("RIVET_LLM_MODEL", "m".to_owned()),
+        ("RIVET_LLM_API_KEY", "k-env-secret".to_owned()),
+        ("OPENAI_API_KEY", "sk-env-secret".to_owned()),
+    ];
+    let (code, _, stderr) = run(configured.clone(), vec!["hello".into()]).await.unwrap();
+    assert!(code == 1 && stderr.contains("refused"), "{stderr}");
+    assert_eq!(own.take(), [Some("Bearer k-env-secret".to_owned())]);
+
+    // Asked without a key; OpenAI, which needs one, is not asked at all.
+    for (provider, requests) in [(None, 1), (Some("custom"), 1), (Some("openai"), 0)] {
+        let mut args: Vec<String> = ["--base-url", &any_url, "--model", "m", "hello"]
+            .map(str::to_owned)
+            .into();
+        if let Some(provider) = provider {
+            args.extend(["--provider".to_owned(), provider.to_owned()]);
+        }
+        let (code, _, stderr) = run(configured.clone(), args).await.unwrap();
+        assert_eq!(code, 1, "{provider:?}: {stderr}");
+        let seen = any_host.take();
+        assert_eq!(seen.len(), requests, "{provider:?}: {stderr}");
+        for auth in seen.into_iter().flatten() {
+            assert!(!auth.contains("secret"), "{provider:?}: {auth}");
+        }
+        if requests == 0 {
+            let expected = format!("No key is sent to {any_url}");
+            assert!(stderr.contains(&expected), "{stderr}");
+        }
+    }
+    assert!(own.take().is_empty());
 }

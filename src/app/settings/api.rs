@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::llm::{LlmSettingsUpdate, PublicLlmSettings};
+use crate::runtime::llm::{LlmSettingsUpdate, ModelList, PublicLlmSettings};
 
 /// Facts about the IDE that the panel shows, read-only.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -44,14 +44,9 @@ pub async fn save_llm_settings(
 }
 
 /// The models of a provider (from its `/v1/models`, else the configured
-/// list), with the key stored for that provider.
+/// list), asked with a key only where that key may go.
 #[server(input = Json)]
-pub async fn list_models(provider: String, base_url: String) -> Result<Vec<String>, ServerFnError> {
-    use crate::server::llm::settings::Layer;
+pub async fn list_models(provider: String, base_url: String) -> Result<ModelList, ServerFnError> {
     let state = expect_context::<crate::server::state::AppState>();
-    let nonempty = |s: &str| Some(s.trim()).filter(|s| !s.is_empty()).map(str::to_owned);
-    let (provider, base_url) = (nonempty(&provider), nonempty(&base_url));
-    let layer = Layer::command_line(provider.as_deref(), base_url.as_deref(), None, None);
-    let llm = state.llm.resolve_with(layer);
-    Ok(state.llm.list_models(&llm).await)
+    Ok(state.llm.models_for(&provider, &base_url).await)
 }

@@ -68,6 +68,7 @@ pub fn LlmForm(settings: PublicLlmSettings, open: RwSignal<bool>) -> impl IntoVi
     };
     let is_demo = move || provider.get() == "demo";
     let saved = settings.clone();
+    let saved_notice = settings.key_notice.clone();
 
     view! {
         <form class="settings-form" on:submit=submit>
@@ -80,6 +81,12 @@ pub fn LlmForm(settings: PublicLlmSettings, open: RwSignal<bool>) -> impl IntoVi
                 .problem
                 .clone()
                 .map(|problem| view! { <p class="settings-problem" role="status">{problem}</p> })}
+            // Said once: for a provider that needs a key it is already the problem.
+            {settings
+                .key_notice
+                .clone()
+                .filter(|notice| settings.problem.as_ref() != Some(notice))
+                .map(|notice| view! { <p class="settings-problem" role="status">{notice}</p> })}
             <label>
                 <span>"Provider"</span>
                 <select
@@ -114,6 +121,22 @@ pub fn LlmForm(settings: PublicLlmSettings, open: RwSignal<bool>) -> impl IntoVi
                     on:input:target=move |ev| base_url.set(ev.target().value())
                     on:change:target=move |ev| listed_url.set(ev.target().value())
                 />
+                // For the URL as typed, before it is saved.
+                {move || {
+                    models
+                        .value()
+                        .get()
+                        .and_then(Result::ok)
+                        .and_then(|list| list.key_notice)
+                        .filter(|notice| saved_notice.as_ref() != Some(notice))
+                        .map(|notice| {
+                            view! {
+                                <small class="settings-problem" data-testid="settings-key-notice">
+                                    {notice}
+                                </small>
+                            }
+                        })
+                }}
             </label>
             <label class:hidden=is_demo>
                 <span>"Model"</span>
@@ -131,6 +154,7 @@ pub fn LlmForm(settings: PublicLlmSettings, open: RwSignal<bool>) -> impl IntoVi
                             .get()
                             .and_then(Result::ok)
                             .unwrap_or_default()
+                            .models
                             .into_iter()
                             .map(|m| view! { <option value=m.clone()></option> })
                             .collect_view()

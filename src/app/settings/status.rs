@@ -27,7 +27,7 @@ pub fn ProviderStatus(settings_open: RwSignal<bool>) -> impl IntoView {
             .into_any()
         } else if s.configured {
             view! {
-                <span class="llm-status" data-testid="llm-status">
+                <span class="llm-status" data-testid="llm-status" title=s.key_notice.clone()>
                     {format!("{} · {}", s.provider_label, if s.model.is_empty() { "first listed model" } else { &s.model })}
                 </span>
             }

@@ -570,7 +570,7 @@ fn client(llm: &ResolvedLlm) -> Client<OpenAIConfig> {
     // variables, which must not leak into requests to other providers.
     let config = OpenAIConfig::new()
         .with_api_base(llm.base_url.clone())
-        .with_api_key(llm.api_key.as_ref().map_or("", |k| k.expose()))
+        .with_api_key(llm.key().map_or("", |k| k.expose()))
         .with_org_id("")
         .with_project_id("");
     Client::with_config(config).with_http_service(Transport::shared())

@@ -11,9 +11,11 @@ use tokio::sync::OnceCell;
 
 use super::mock::{MockConfig, MockServer};
 use super::provider;
-use super::settings::{Layer, ResolvedLlm, Source, providers_with_keys, read_dotenv, resolve};
+use super::settings::{
+    Layer, ResolvedLlm, deployment_layers, providers_with_keys, read_dotenv, resolve,
+};
 use super::store::{SettingsStore, StoreError};
-use crate::runtime::llm::{LlmError, LlmSettingsUpdate, PublicLlmSettings};
+use crate::runtime::llm::{LlmError, LlmSettingsUpdate, ModelList, PublicLlmSettings};
 use crate::server::config::Config;
 
 pub struct LlmService {
@@ -60,12 +62,14 @@ impl LlmService {
     fn layers(&self, command_line: Layer) -> Result<[Layer; 5], StoreError> {
         let stored = self.store.load()?;
         let env: Vec<(String, String)> = std::env::vars().collect();
+        let [env, dotenv, file] =
+            deployment_layers(&env, &read_dotenv(&self.dotenv), &self.config.llm);
         Ok([
             command_line,
             Layer::settings(&stored.llm),
-            Layer::variables(&env, Source::Environment),
-            Layer::variables(&read_dotenv(&self.dotenv), Source::DotEnv),
-            Layer::config_file(&self.config.llm),
+            env,
+            dotenv,
+            file,
         ])
     }
 
@@ -127,6 +131,22 @@ impl LlmService {
         self.ready(self.resolve()).await
     }
 
+    /// The models the settings panel offers for `provider` at `base_url`,
+    /// both as typed and not yet saved (empty: unset), and why no key goes
+    /// with them when one is held back: a URL chosen here receives only a
+    /// key saved with it, or its preset's key.
+    pub async fn models_for(&self, provider: &str, base_url: &str) -> ModelList {
+        fn given(s: &str) -> Option<&str> {
+            Some(s.trim()).filter(|s| !s.is_empty())
+        }
+        let layer = Layer::command_line(given(provider), given(base_url), None, None);
+        let llm = self.resolve_with(layer);
+        ModelList {
+            models: self.list_models(&llm).await,
+            key_notice: llm.key_notice.clone(),
+        }
+    }
+
     /// The provider's models from its `/v1/models`, else the configured ones.
     pub async fn list_models(&self, llm: &ResolvedLlm) -> Vec<String> {
         if llm.is_demo() {
@@ -178,7 +198,7 @@ async fn fetch_models(http: &reqwest::Client, llm: &ResolvedLlm) -> Result<Vec<S
     let mut request = http
         .get(format!("{}/models", llm.base_url))
         .timeout(MODELS_TIMEOUT);
-    if let Some(key) = &llm.api_key {
+    if let Some(key) = llm.key() {
         request = request.bearer_auth(key.expose());
     }
     let response = request.send().await.map_err(|e| e.to_string())?;

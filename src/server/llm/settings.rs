@@ -1,16 +1,33 @@
 //! Which provider, URL, model and key the IDE uses, and where each came from.
 //!
-//! Layers, highest first: the command line (`rivet ask`), the settings panel,
-//! the environment, a `.env` file in the working directory, then
-//! `Leptos.toml`. The provider is chosen first; a base URL, model or generic
-//! key (`RIVET_LLM_API_KEY`) from a layer *below* the provider's is ignored,
-//! since it may belong to another provider: a key must never be sent to a
-//! provider it was not meant for. A provider's own key variable
-//! (`GROQ_API_KEY`…) and the panel's key for that provider apply from any
-//! layer.
+//! Layers, highest first: the command line (`rivet ask`, or the URL the
+//! settings panel asks models from), the settings panel, the environment, a
+//! `.env` file in the working directory, then `Leptos.toml`. The provider is
+//! chosen first; a base URL, model or generic key (`RIVET_LLM_API_KEY`) from
+//! a layer *below* the provider's is ignored, since it may belong to another
+//! provider. A provider's own key variable (`GROQ_API_KEY`…) and the panel's
+//! key for that provider apply from any layer.
+//!
+//! Where a key may be sent is decided by one rule, [`key_may_go_to`]: to
+//! its provider's preset URL, or to the base URL set together with it, and
+//! nowhere else. "Together" means:
+//! - the settings panel: the base URL saved in the same save as the key
+//!   (each key keeps its own, see `store::StoredLlm::key_urls`);
+//! - the command line: `--api-key` with `--base-url`;
+//! - the deployment (environment, `.env` and `Leptos.toml`, taken as one
+//!   source): its keys with the base URL it chooses by itself, for the
+//!   provider it chooses ([`deployment_layers`]).
+//!
+//! So a URL chosen by a request, typed in the panel without the key, or set
+//! in another layer never receives a key it did not come with.
+
+mod keys;
 
 use std::fmt;
 use std::path::Path;
+
+pub use keys::{KeyHome, PairedKey, key_may_go_to};
+use keys::{ResolvedKey, key_candidates, resolve_key};
 
 use super::provider::{self, Preset, TokenLimitField};
 use super::secret::Secret;
@@ -32,7 +49,11 @@ pub struct ResolvedLlm {
     pub model: String,
     /// Offered when the provider's model list cannot be fetched.
     pub models: Vec<String>,
-    pub api_key: Option<Secret>,
+    /// Sent only through [`ResolvedLlm::key`], which checks `key_home`.
+    api_key: Option<Secret>,
+    key_home: KeyHome,
+    /// Why a key that is set is not sent to `base_url`, in words for the user.
+    pub key_notice: Option<String>,
     pub max_tokens: Option<u32>,
     pub token_limit: TokenLimitField,
     pub needs_key: bool,
@@ -70,9 +91,9 @@ pub struct Layer {
     pub base_url: Sourced,
     pub model: Sourced,
     /// A key for whatever provider is chosen (`--api-key`, `RIVET_LLM_API_KEY`).
-    pub generic_key: Sourced,
+    pub generic_key: PairedKey,
     /// Keys tied to one provider id.
-    pub provider_keys: Vec<(String, Sourced)>,
+    pub provider_keys: Vec<(String, PairedKey)>,
 }
 
 /// A value with a description of its origin ("environment RIVET_LLM_MODEL").
@@ -103,7 +124,8 @@ pub const ENV_API_KEY: &str = "RIVET_LLM_API_KEY";
 impl Layer {
     /// Command-line flags. A base URL without a provider names its own
     /// provider (its preset, else `custom`), so a key saved for another
-    /// provider is never sent to the URL typed on the command line.
+    /// provider is never sent to the URL typed on the command line. The key
+    /// goes with the base URL given with it.
     pub fn command_line(
         provider: Option<&str>,
         base_url: Option<&str>,
@@ -123,28 +145,35 @@ impl Layer {
             provider,
             base_url: Sourced::new(base_url.unwrap_or(""), origin("--base-url")),
             model: Sourced::new(model.unwrap_or(""), origin("--model")),
-            generic_key: Sourced::new(key.unwrap_or(""), origin("--api-key")),
+            generic_key: PairedKey::new(
+                Sourced::new(key.unwrap_or(""), origin("--api-key")),
+                base_url.unwrap_or(""),
+            ),
             provider_keys: Vec::new(),
         }
     }
 
-    /// The settings panel's saved values.
+    /// The settings panel's saved values, each key with the URL saved with it.
     pub fn settings(stored: &StoredLlm) -> Layer {
         let origin = || Source::Settings.to_string();
         Layer {
             provider: Sourced::new(&stored.provider, origin()),
             base_url: Sourced::new(&stored.base_url, origin()),
             model: Sourced::new(&stored.model, origin()),
-            generic_key: Sourced::default(),
+            generic_key: PairedKey::default(),
             provider_keys: stored
                 .api_keys
                 .iter()
-                .map(|(id, key)| (id.clone(), Sourced::new(key, origin())))
+                .map(|(id, key)| {
+                    let key = PairedKey::new(Sourced::new(key, origin()), &stored.key_url(id));
+                    (id.clone(), key)
+                })
                 .collect(),
         }
     }
 
-    /// Variables, from the process environment or a `.env` file.
+    /// Variables, from the process environment or a `.env` file; their keys
+    /// are paired with no URL yet (see [`deployment_layers`]).
     pub fn variables(vars: &[(String, String)], source: Source) -> Layer {
         let get = |name: &str| {
             let value = vars
@@ -158,11 +187,12 @@ impl Layer {
             provider: get(ENV_PROVIDER),
             base_url: get(ENV_BASE_URL),
             model: get(ENV_MODEL),
-            generic_key: get(ENV_API_KEY),
+            generic_key: PairedKey::new(get(ENV_API_KEY), ""),
             provider_keys: provider::PRESETS
                 .iter()
                 .filter_map(|p| Some((p.id.to_owned(), get(p.key_env?))))
                 .filter(|(_, key)| key.is_set())
+                .map(|(id, key)| (id, PairedKey::new(key, "")))
                 .collect(),
         }
     }
@@ -177,6 +207,38 @@ impl Layer {
             ..Layer::default()
         }
     }
+}
+
+/// The deployment's own configuration, highest first: the environment,
+/// `.env`, then `Leptos.toml`. Its operator sets all three before the
+/// server starts, so they count as one source: the base URL they choose by
+/// themselves goes with their generic key and with their key for the
+/// provider they choose (`RIVET_LLM_PROVIDER=openai` and
+/// `RIVET_LLM_BASE_URL` in the environment, `OPENAI_API_KEY` in `.env`).
+pub fn deployment_layers(
+    env: &[(String, String)],
+    dotenv: &[(String, String)],
+    file: &LlmConfig,
+) -> [Layer; 3] {
+    let mut layers = [
+        Layer::variables(env, Source::Environment),
+        Layer::variables(dotenv, Source::DotEnv),
+        Layer::config_file(file),
+    ];
+    let chosen = choose_provider(&layers).and_then(|(preset, i, _)| {
+        let preset = preset.ok()?;
+        let url = chosen_base_url(&layers[..=i])?;
+        (preset.id != provider::DEMO).then_some((preset.id, url.value))
+    });
+    if let Some((id, url)) = chosen {
+        for layer in &mut layers {
+            layer.generic_key.url = provider::normalize_base_url(&url);
+            for (_, key) in layer.provider_keys.iter_mut().filter(|(p, _)| p == id) {
+                key.url = provider::normalize_base_url(&url);
+            }
+        }
+    }
+    layers
 }
 
 /// Reads `.env` into a list without touching the process environment.
@@ -202,7 +264,7 @@ pub fn providers_with_keys(layers: &[Layer]) -> Vec<String> {
     provider::PRESETS
         .iter()
         .filter(|p| p.id != provider::DEMO)
-        .filter(|p| find_key(layers, 0, p.id).is_some())
+        .filter(|p| !key_candidates(layers, 0, p).is_empty())
         .map(|p| p.id.to_owned())
         .collect()
 }
@@ -234,17 +296,15 @@ pub fn resolve(layers: &[Layer], file: &LlmConfig) -> ResolvedLlm {
         }
     };
     let eligible = &layers[..=provider_layer];
-    let first_set =
-        |field: fn(&Layer) -> &Sourced| eligible.iter().map(field).find(|s| s.is_set()).cloned();
     let is_demo = preset.id == provider::DEMO;
-    let base_url = match first_set(|l| &l.base_url) {
+    let base_url = match chosen_base_url(eligible) {
         Some(url) if !is_demo => {
             Sourced::new(&provider::normalize_base_url(&url.value), url.origin)
         }
         _ => Sourced::new(preset.base_url, "preset".to_owned()),
     };
-    let model = match first_set(|l| &l.model) {
-        Some(model) => model,
+    let model = match eligible.iter().map(|l| &l.model).find(|s| s.is_set()) {
+        Some(model) => model.clone(),
         None => match preset.models.first() {
             Some(m) => Sourced::new(m, "preset".to_owned()),
             None => Sourced::new("", "provider's model list".to_owned()),
@@ -257,33 +317,28 @@ pub fn resolve(layers: &[Layer], file: &LlmConfig) -> ResolvedLlm {
             preset.models.iter().map(|m| (*m).to_owned()).collect()
         };
     let key = if is_demo {
-        None
+        ResolvedKey::default()
     } else {
-        find_key(layers, provider_layer, preset.id)
-    };
-    let (api_key, key_problem) = match &key {
-        Some(sourced) => match Secret::new(&sourced.value) {
-            Ok(secret) => (Some(secret), None),
-            Err(e) => (None, Some(format!("The key from {}: {e}.", sourced.origin))),
-        },
-        None => (None, None),
+        resolve_key(layers, provider_layer, preset, &base_url.value)
     };
     let label = if preset.id == provider::CUSTOM {
         host_of(&base_url.value).unwrap_or_else(|| preset.label.to_owned())
     } else {
         preset.label.to_owned()
     };
-    let problem = key_problem.or_else(|| {
+    let problem = key.problem.or_else(|| {
         if base_url.value.is_empty() && !is_demo {
             Some(
                 "The custom provider needs a base URL (Settings, or RIVET_LLM_BASE_URL)."
                     .to_owned(),
             )
-        } else if preset.needs_key && api_key.is_none() {
+        } else if preset.needs_key && key.secret.is_none() {
             let var = preset.key_env.unwrap_or(ENV_API_KEY);
-            Some(format!(
-                "No API key for {label}: add one in Settings or set {var}."
-            ))
+            key.notice.clone().or_else(|| {
+                Some(format!(
+                    "No API key for {label}: add one in Settings or set {var}."
+                ))
+            })
         } else {
             None
         }
@@ -294,7 +349,9 @@ pub fn resolve(layers: &[Layer], file: &LlmConfig) -> ResolvedLlm {
         base_url: base_url.value,
         model: model.value,
         models,
-        api_key,
+        api_key: key.secret,
+        key_home: key.home,
+        key_notice: key.notice,
         max_tokens,
         token_limit: preset.token_limit,
         needs_key: preset.needs_key,
@@ -302,10 +359,19 @@ pub fn resolve(layers: &[Layer], file: &LlmConfig) -> ResolvedLlm {
             provider: provider_origin,
             base_url: base_url.origin,
             model: model.origin,
-            api_key: key.map_or_else(|| "not set".to_owned(), |k| k.origin),
+            api_key: key.origin,
         },
         problem,
     }
+}
+
+/// The base URL the first of `eligible` sets, if any.
+fn chosen_base_url(eligible: &[Layer]) -> Option<Sourced> {
+    eligible
+        .iter()
+        .map(|l| &l.base_url)
+        .find(|s| s.is_set())
+        .cloned()
 }
 
 type Chosen = (Result<&'static Preset, String>, usize, String);
@@ -332,25 +398,10 @@ fn choose_provider(layers: &[Layer]) -> Option<Chosen> {
     for (i, layer) in layers.iter().enumerate() {
         if let Some((id, key)) = layer.provider_keys.first() {
             let preset = provider::preset(id).ok_or(id.clone());
-            return Some((preset, i, key.origin.clone()));
+            return Some((preset, i, key.key.origin.clone()));
         }
     }
     None
-}
-
-/// The first key, highest layer first: the provider's own key from any
-/// layer, a generic key only from layers at or above the provider's.
-fn find_key(layers: &[Layer], provider_layer: usize, id: &str) -> Option<Sourced> {
-    layers.iter().enumerate().find_map(|(i, layer)| {
-        let own = layer
-            .provider_keys
-            .iter()
-            .find(|(p, key)| p == id && key.is_set())
-            .map(|(_, key)| key.clone());
-        own.or_else(|| {
-            (i <= provider_layer && layer.generic_key.is_set()).then(|| layer.generic_key.clone())
-        })
-    })
 }
 
 fn unconfigured(max_tokens: Option<u32>, problem: String) -> ResolvedLlm {
@@ -361,6 +412,8 @@ fn unconfigured(max_tokens: Option<u32>, problem: String) -> ResolvedLlm {
         model: String::new(),
         models: Vec::new(),
         api_key: None,
+        key_home: KeyHome::default(),
+        key_notice: None,
         max_tokens,
         token_limit: TokenLimitField::MaxTokens,
         needs_key: false,
@@ -377,22 +430,28 @@ fn host_of(url: &str) -> Option<String> {
 
 impl ResolvedLlm {
     /// A configuration for one OpenAI-compatible URL, for tests, benchmarks
-    /// and tools that bypass the layers.
+    /// and tools that bypass the layers. The key goes with that URL.
     pub fn custom(base_url: &str, model: &str, api_key: Option<Secret>) -> ResolvedLlm {
-        let layer = Layer {
-            base_url: Sourced::new(base_url, "given".to_owned()),
-            model: Sourced::new(model, "given".to_owned()),
-            generic_key: Sourced::new(
-                api_key.as_ref().map_or("", Secret::expose),
-                "given".to_owned(),
-            ),
-            ..Layer::default()
-        };
+        let layer = Layer::command_line(
+            None,
+            Some(base_url),
+            Some(model),
+            api_key.as_ref().map(Secret::expose),
+        );
         let mut llm = resolve(&[layer], &crate::server::config::Config::defaults().llm);
         // The URL decides the preset's name, but this is always "custom".
         llm.provider = provider::CUSTOM.to_owned();
         llm.label = host_of(&llm.base_url).unwrap_or_else(|| llm.base_url.clone());
         llm
+    }
+
+    /// The key to send with requests to `base_url`: only one that
+    /// [`key_may_go_to`] that URL, checked on every call, so a `base_url`
+    /// changed after resolving does not take the key along.
+    pub fn key(&self) -> Option<&Secret> {
+        self.api_key
+            .as_ref()
+            .filter(|_| key_may_go_to(&self.key_home, &self.base_url))
     }
 
     pub fn is_configured(&self) -> bool {
@@ -415,7 +474,8 @@ impl ResolvedLlm {
             },
             model: self.model.clone(),
             models: self.models.clone(),
-            key_set: self.api_key.is_some(),
+            key_set: self.key().is_some(),
+            key_notice: self.key_notice.clone(),
             key_required: self.needs_key,
             keys_set: Vec::new(),
             configured: self.is_configured(),
@@ -460,12 +520,14 @@ mod tests {
     }
 
     fn run(inputs: Inputs) -> ResolvedLlm {
+        let [env, dotenv, file] =
+            deployment_layers(&vars(inputs.env), &vars(inputs.dotenv), &inputs.file);
         let layers = [
             inputs.cli,
             Layer::settings(&inputs.stored),
-            Layer::variables(&vars(inputs.env), Source::Environment),
-            Layer::variables(&vars(inputs.dotenv), Source::DotEnv),
-            Layer::config_file(&inputs.file),
+            env,
+            dotenv,
+            file,
         ];
         resolve(&layers, &inputs.file)
     }
@@ -473,7 +535,7 @@ mod tests {
     /// (provider, base_url, model, key or "-", configured)
     fn check(inputs: Inputs, expect: (&str, &str, &str, &str, bool)) {
         let r = run(inputs);
-        let key = r.api_key.as_ref().map_or("-", Secret::expose);
+        let key = r.key().map_or("-", Secret::expose);
         assert_eq!(
             (
                 r.provider.as_str(),
@@ -498,7 +560,25 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            key_urls: keys
+                .iter()
+                .map(|(k, _)| (k.to_string(), "".into()))
+                .collect(),
         }
+    }
+
+    /// The panel saved `key` for `provider` together with `url`, and the
+    /// base URL on file is now `base_url`.
+    fn stored_with_url(provider: &str, base_url: &str, key: &str, url: &str) -> StoredLlm {
+        StoredLlm {
+            base_url: base_url.into(),
+            key_urls: [(provider.to_owned(), url.to_owned())].into(),
+            ..stored(provider, "m", &[(provider, key)])
+        }
+    }
+
+    fn cli(provider: &str, base_url: &str) -> Layer {
+        Layer::command_line(Some(provider), Some(base_url), None, None)
     }
 
     fn file(provider: &str, base_url: &str, model: &str) -> LlmConfig {
@@ -672,6 +752,237 @@ mod tests {
     }
 
     #[test]
+    fn a_preset_url_gets_its_key() {
+        check(
+            Inputs {
+                env: &[("OPENAI_API_KEY", "sk-env")],
+                ..Inputs::default()
+            },
+            (
+                "openai",
+                "https://api.openai.com/v1",
+                "gpt-4.1",
+                "sk-env",
+                true,
+            ),
+        );
+        // Asked for by a request, the preset's own URL still gets it.
+        check(
+            Inputs {
+                cli: cli("openai", "https://API.openai.com:443/v1/"),
+                stored: stored("groq", "", &[("openai", "sk-1")]),
+                ..Inputs::default()
+            },
+            (
+                "openai",
+                "https://API.openai.com:443/v1",
+                "gpt-4.1",
+                "sk-1",
+                true,
+            ),
+        );
+        // A key saved with a proxy URL may still go to its provider.
+        check(
+            Inputs {
+                stored: stored_with_url("openai", "", "sk-1", "https://proxy.example/v1"),
+                ..Inputs::default()
+            },
+            ("openai", "https://api.openai.com/v1", "m", "sk-1", true),
+        );
+    }
+
+    #[test]
+    fn the_url_saved_with_a_key_gets_it() {
+        let gpu = "http://gpu-box:8000/v1";
+        check(
+            Inputs {
+                stored: stored_with_url("custom", gpu, "k-1", gpu),
+                ..Inputs::default()
+            },
+            ("custom", gpu, "m", "k-1", true),
+        );
+        check(
+            Inputs {
+                cli: cli("custom", "http://gpu-box:8000/v1/chat"),
+                stored: stored_with_url("custom", gpu, "k-1", gpu),
+                ..Inputs::default()
+            },
+            ("custom", "http://gpu-box:8000/v1/chat", "", "k-1", true),
+        );
+        check(
+            Inputs {
+                stored: stored_with_url(
+                    "openai",
+                    "https://proxy.example/v1",
+                    "sk-1",
+                    "https://proxy.example/v1/",
+                ),
+                ..Inputs::default()
+            },
+            ("openai", "https://proxy.example/v1", "m", "sk-1", true),
+        );
+        check(
+            Inputs {
+                cli: Layer::command_line(None, Some(gpu), Some("x"), Some("k-cli")),
+                ..Inputs::default()
+            },
+            ("custom", gpu, "x", "k-cli", true),
+        );
+        // The deployment's configuration is one source: its URL goes with
+        // its keys, wherever among the environment, .env and Leptos.toml.
+        let deployment = [
+            (
+                &[
+                    ("RIVET_LLM_PROVIDER", "custom"),
+                    ("RIVET_LLM_BASE_URL", gpu),
+                    ("RIVET_LLM_API_KEY", "k-env"),
+                ][..],
+                &[][..],
+                file("", "", ""),
+            ),
+            (
+                &[("RIVET_LLM_API_KEY", "k-env")][..],
+                &[][..],
+                file("custom", gpu, ""),
+            ),
+            (
+                &[
+                    ("RIVET_LLM_PROVIDER", "openai"),
+                    ("RIVET_LLM_BASE_URL", gpu),
+                ][..],
+                &[("OPENAI_API_KEY", "k-env")][..],
+                file("", "", ""),
+            ),
+        ];
+        for (env, dotenv, file) in deployment {
+            let r = run(Inputs {
+                env,
+                dotenv,
+                file,
+                ..Inputs::default()
+            });
+            assert_eq!(
+                (r.base_url.as_str(), r.key().map(Secret::expose)),
+                (gpu, Some("k-env")),
+                "{env:?} {dotenv:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_arbitrary_url_from_a_request_gets_no_key() {
+        // The attack: list_models with {"provider":"openai","base_url":"http://any-host/v1"}.
+        let r = run(Inputs {
+            cli: cli("openai", "http://any-host/v1"),
+            stored: stored("openai", "", &[("openai", "sk-1")]),
+            ..Inputs::default()
+        });
+        assert!(r.key().is_none() && !r.is_configured());
+        let notice = r.key_notice.clone().unwrap();
+        assert!(
+            notice.starts_with("No key is sent to http://any-host/v1: the key from settings"),
+            "{notice}"
+        );
+        assert_eq!(r.problem.as_ref(), Some(&notice));
+        assert_eq!(r.sources.api_key, "settings (not sent to this URL)");
+        let public = r.public();
+        assert!(!public.key_set && public.key_notice == Some(notice));
+        // Nor does a custom URL get the key saved with another one, whether
+        // a request names it or the panel saved it later without the key.
+        let gpu = "http://gpu-box:8000/v1";
+        for (cli_layer, base_url) in [
+            (cli("custom", "http://any-host/v1"), gpu),
+            (cli("custom", "http://gpu-box:8000/v10"), gpu),
+            (cli("custom", "https://gpu-box:8000/v1"), gpu),
+            (Layer::default(), "http://any-host/v1"),
+        ] {
+            let r = run(Inputs {
+                cli: cli_layer,
+                stored: stored_with_url("custom", base_url, "k-1", gpu),
+                ..Inputs::default()
+            });
+            assert!(r.key().is_none(), "{}", r.base_url);
+            // A keyless server can still be asked; the notice says why no key went.
+            assert!(
+                r.is_configured() && r.key_notice.is_some(),
+                "{:?}",
+                r.problem
+            );
+        }
+        // A preset chosen by URL alone has no key saved for it here.
+        check(
+            Inputs {
+                cli: Layer::command_line(None, Some("http://any-host/v1"), None, None),
+                stored: stored("openai", "", &[("openai", "sk-1")]),
+                ..Inputs::default()
+            },
+            ("custom", "http://any-host/v1", "", "-", true),
+        );
+    }
+
+    #[test]
+    fn an_environment_key_with_a_caller_chosen_url_gets_none() {
+        let r = run(Inputs {
+            cli: cli("openai", "http://any-host/v1"),
+            env: &[("OPENAI_API_KEY", "sk-env")],
+            dotenv: &[("OPENAI_API_KEY", "sk-dot")],
+            ..Inputs::default()
+        });
+        assert!(r.key().is_none());
+        assert!(r.key_notice.unwrap().contains("environment OPENAI_API_KEY"));
+        // The deployment's URL is for its own provider, not for a request's.
+        let r = run(Inputs {
+            cli: cli("openai", "http://gpu-box:11434/v1"),
+            env: &[
+                ("RIVET_LLM_BASE_URL", "http://gpu-box:11434/v1"),
+                ("OPENAI_API_KEY", "sk-env"),
+            ],
+            ..Inputs::default()
+        });
+        assert!(r.key().is_none());
+        // A URL saved in the panel does not receive the environment's key.
+        let r = run(Inputs {
+            stored: StoredLlm {
+                base_url: "http://any-host/v1".into(),
+                ..StoredLlm::default()
+            },
+            env: &[
+                ("RIVET_LLM_PROVIDER", "custom"),
+                ("RIVET_LLM_BASE_URL", "http://gpu-box:8000/v1"),
+                ("RIVET_LLM_API_KEY", "k-env"),
+            ],
+            ..Inputs::default()
+        });
+        assert_eq!(r.base_url, "http://any-host/v1");
+        assert!(r.key().is_none() && r.key_notice.is_some());
+        // Nor a generic key on the command line the panel's URL.
+        let r = run(Inputs {
+            cli: Layer::command_line(None, None, None, Some("k-cli")),
+            stored: stored_with_url(
+                "custom",
+                "http://any-host/v1",
+                "k-1",
+                "http://gpu-box:8000/v1",
+            ),
+            ..Inputs::default()
+        });
+        assert!(r.key().is_none());
+    }
+
+    #[test]
+    fn a_key_does_not_follow_a_base_url_changed_after_resolving() {
+        let mut llm = ResolvedLlm::custom(
+            "http://127.0.0.1:9/v1",
+            "m",
+            Some(Secret::new("k").unwrap()),
+        );
+        assert_eq!(llm.key().map(Secret::expose), Some("k"));
+        llm.base_url = "http://any-host/v1".into();
+        assert!(llm.key().is_none());
+        assert!(!llm.public().key_set);
+    }
+
+    #[test]
     fn providers_are_inferred_from_urls_and_keys() {
         check(
             Inputs {
@@ -715,6 +1026,20 @@ mod tests {
             },
             ("demo", "", "rivet-replay", "-", true),
         );
+        // Not even once the scripted server runs, nor when its keys are set
+        // everywhere and a request names the demo.
+        let mut r = run(Inputs {
+            cli: cli("demo", "http://x/v1"),
+            stored: stored("demo", "", &[("demo", "k-demo")]),
+            env: &[
+                ("RIVET_LLM_PROVIDER", "demo"),
+                ("RIVET_LLM_API_KEY", "k"),
+                ("RIVET_LLM_BASE_URL", "http://x/v1"),
+            ],
+            ..Inputs::default()
+        });
+        r.base_url = "http://x/v1".into();
+        assert!(r.is_demo() && r.key().is_none() && r.key_notice.is_none());
     }
 
     #[test]

@@ -34,6 +34,40 @@ pub struct StoredLlm {
     /// provider's key to another.
     #[serde(default)]
     pub api_keys: BTreeMap<String, String>,
+    /// The base URL each key was saved with (empty: the provider's preset
+    /// URL). A key is sent only there or to its provider's preset URL (see
+    /// `settings::key_may_go_to`); changing the base URL later does not
+    /// take the key along.
+    #[serde(default)]
+    pub key_urls: BTreeMap<String, String>,
+}
+
+impl StoredLlm {
+    /// The base URL the key for `id` was saved with. A key saved before
+    /// URLs were recorded counts as saved with the base URL on file if it
+    /// is the key of the provider on file (what it was used with until
+    /// then), else with its preset URL; the next save records that for good.
+    pub fn key_url(&self, id: &str) -> String {
+        if let Some(url) = self.key_urls.get(id) {
+            return url.clone();
+        }
+        let slot = key_slot(&self.provider);
+        if slot == id {
+            self.base_url.clone()
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// Where the panel keeps the key of `provider_id`: no provider means a
+/// custom URL.
+fn key_slot(provider_id: &str) -> &str {
+    if provider_id.is_empty() {
+        provider::CUSTOM
+    } else {
+        provider_id
+    }
 }
 
 impl fmt::Debug for StoredLlm {
@@ -160,6 +194,18 @@ fn apply(llm: &mut StoredLlm, update: &LlmSettingsUpdate) -> Result<(), StoreErr
     if !provider_id.is_empty() && provider::preset(provider_id).is_none() {
         return Err(StoreError::UnknownProvider(provider_id.to_owned()));
     }
+    // Keys saved before URLs were recorded keep the URL they were used with,
+    // before this update changes the base URL.
+    let unrecorded: Vec<String> = llm
+        .api_keys
+        .keys()
+        .filter(|id| !llm.key_urls.contains_key(*id))
+        .cloned()
+        .collect();
+    for id in unrecorded {
+        let url = llm.key_url(&id);
+        llm.key_urls.insert(id, url);
+    }
     llm.provider = provider_id.to_owned();
     // A preset's own URL is not an override; storing it would pin it.
     let base_url = provider::normalize_base_url(&update.base_url);
@@ -170,20 +216,18 @@ fn apply(llm: &mut StoredLlm, update: &LlmSettingsUpdate) -> Result<(), StoreErr
         base_url
     };
     llm.model = update.model.trim().to_owned();
-    let key_slot = if provider_id.is_empty() {
-        provider::CUSTOM
-    } else {
-        provider_id
-    };
+    let slot = key_slot(provider_id).to_owned();
     match &update.key {
         KeyUpdate::Keep => {}
         KeyUpdate::Set(key) => {
             let key = Secret::new(key)?;
-            llm.api_keys
-                .insert(key_slot.to_owned(), key.expose().to_owned());
+            llm.api_keys.insert(slot.clone(), key.expose().to_owned());
+            // The key goes with the URL it is saved with, and no other.
+            llm.key_urls.insert(slot, llm.base_url.clone());
         }
         KeyUpdate::Clear => {
-            llm.api_keys.remove(key_slot);
+            llm.api_keys.remove(&slot);
+            llm.key_urls.remove(&slot);
         }
     }
     Ok(())
@@ -276,6 +320,70 @@ mod tests {
             ))
             .unwrap();
         assert_eq!(s.llm.base_url, "http://gpu-box:11434/v1");
+    }
+
+    #[test]
+    fn a_base_url_saved_later_does_not_take_the_stored_key_along() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SettingsStore::in_dir(dir.path());
+        let s = store
+            .update(&update(
+                "custom",
+                "http://gpu-box:8000/v1/",
+                KeyUpdate::Set("k-1".into()),
+            ))
+            .unwrap();
+        assert_eq!(s.llm.key_url("custom"), "http://gpu-box:8000/v1");
+        // Someone changes only the URL: the key stays with its own.
+        let s = store
+            .update(&update("custom", "http://any-host/v1", KeyUpdate::Keep))
+            .unwrap();
+        assert_eq!(s.llm.base_url, "http://any-host/v1");
+        assert_eq!(s.llm.key_url("custom"), "http://gpu-box:8000/v1");
+        // Typing the key again with the new URL moves it there.
+        let s = store
+            .update(&update(
+                "custom",
+                "http://any-host/v1",
+                KeyUpdate::Set("k-2".into()),
+            ))
+            .unwrap();
+        assert_eq!(s.llm.key_url("custom"), "http://any-host/v1");
+        // A preset's key saved without a URL goes with the preset's.
+        let s = store
+            .update(&update(
+                "openai",
+                "https://api.openai.com/v1",
+                KeyUpdate::Set("sk".into()),
+            ))
+            .unwrap();
+        assert_eq!(s.llm.key_url("openai"), "");
+        let s = store
+            .update(&update("custom", "", KeyUpdate::Clear))
+            .unwrap();
+        assert!(!s.llm.key_urls.contains_key("custom"));
+    }
+
+    #[test]
+    fn keys_saved_before_urls_were_recorded_keep_the_url_they_were_used_with() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SettingsStore::in_dir(dir.path());
+        std::fs::write(
+            store.path(),
+            r#"{"llm":{"provider":"custom","base_url":"http://gpu-box:8000/v1",
+                "api_keys":{"custom":"k","openai":"sk"}}}"#,
+        )
+        .unwrap();
+        let old = store.load().unwrap();
+        assert_eq!(old.llm.key_url("custom"), "http://gpu-box:8000/v1");
+        assert_eq!(old.llm.key_url("openai"), "");
+        // The first save records them before it changes the base URL.
+        let s = store
+            .update(&update("custom", "http://any-host/v1", KeyUpdate::Keep))
+            .unwrap();
+        assert_eq!(s.llm.key_urls["custom"], "http://gpu-box:8000/v1");
+        assert_eq!(s.llm.key_urls["openai"], "");
+        assert_eq!(store.load().unwrap(), s);
     }
 
     #[test]

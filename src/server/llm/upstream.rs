@@ -127,7 +127,7 @@ const MAX_MESSAGE: usize = 300;
 /// Makes a provider's message safe and short enough to show: never the key,
 /// at most [`MAX_MESSAGE`] characters.
 pub fn clean_message(llm: &ResolvedLlm, message: &str) -> String {
-    let message = match &llm.api_key {
+    let message = match llm.key() {
         Some(key) => key.redact(message),
         None => message.to_owned(),
     };
