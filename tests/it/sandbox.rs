@@ -1293,8 +1293,18 @@ async fn a_listed_registry_is_reached_through_the_proxy_and_nothing_else() {
         assert!(out.ends_with("\n403"), "{url}: {out}");
     }
     assert_eq!(hits.load(Ordering::SeqCst), 2);
-    // The proxy's port is not a server of the project.
+    // The proxy's port is not a server of the project: not reported, and
+    // not served as a preview.
     assert!(!rt.open_ports().await.contains(&3128));
+    let preview = "registry-3128.preview.localhost";
+    let answer = http_client(&ide, &[preview])
+        .get(format!("http://{preview}:{}/", ide.addr.port()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 502);
+    let page = answer.text().await.unwrap();
+    assert!(page.contains("the sandbox's registry proxy"), "{page}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
