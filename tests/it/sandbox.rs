@@ -1441,7 +1441,7 @@ async fn serve(data_dir: &Path, binary: &Path, as_user: Option<u32>) -> Served {
     };
     super::support::serve_in(&mut command, data_dir);
     command
-        .env("RIVET_SANDBOX_NETWORK", "true")
+        .env("RIVET_SANDBOX_NETWORK", "full")
         .env("OPENAI_API_KEY", CANARY);
     let (child, addr) = super::support::spawn_serve(command).await;
     Served { child, addr }
