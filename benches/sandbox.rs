@@ -13,10 +13,10 @@ use std::sync::Arc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rivet::runtime::host::{CommandSpec, Runtime};
 use rivet::runtime::project::ProjectId;
-use rivet::server::config::Config;
+use rivet::server::config::{Config, NetworkMode};
 use rivet::server::sandbox::{Isolation, SandboxManager, SandboxSettings};
 
-fn new_manager(dir: &std::path::Path, network: bool) -> Arc<SandboxManager> {
+fn new_manager(dir: &std::path::Path, network: NetworkMode) -> Arc<SandboxManager> {
     let mut config = Config::defaults().sandbox;
     config.network = network;
     let settings = SandboxSettings {
@@ -39,7 +39,7 @@ async fn run_true(runtime: &dyn Runtime) {
 fn per_command(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let manager = new_manager(dir.path(), false);
+    let manager = new_manager(dir.path(), NetworkMode::None);
     let project = ProjectId::parse("bench").unwrap();
     let runtime = manager.runtime(&project);
     // The sandbox starts once, on first use, and stays.
@@ -74,7 +74,7 @@ fn per_command(c: &mut Criterion) {
             })
         })
     });
-    let networked = new_manager(&dir.path().join("networked"), true);
+    let networked = new_manager(&dir.path().join("networked"), NetworkMode::Full);
     let networked_runtime = networked.runtime(&project);
     group.bench_function("first_command_of_a_project_with_network", |b| {
         b.iter(|| {

@@ -73,9 +73,73 @@ pub struct SandboxConfig {
     pub cpu_secs: u64,
     pub timeout_secs: u64,
     pub tmp_mb: u64,
-    pub network: bool,
+    pub network: NetworkMode,
+    /// Hosts a `registry` sandbox may reach: `host`, `host:port` or a URL.
+    pub registry_hosts: Vec<String>,
     pub shared_npm_cache: bool,
     pub host_uid: u32,
+}
+
+/// What sandboxed code may reach over the network (`sandbox.network`).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkMode {
+    /// Only the hosts of `sandbox.registry_hosts`, through the IDE's proxy.
+    Registry,
+    /// Any address but the host's loopback (slirp4netns).
+    Full,
+    /// Nothing: only the sandbox's own loopback.
+    None,
+}
+
+impl NetworkMode {
+    const EXPECTED: &str = "sandbox.network must be \"registry\" (only the package registries of \
+                            sandbox.registry_hosts, the default), \"full\" (any address but the \
+                            host's loopback) or \"none\"";
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetworkMode::Registry => "registry",
+            NetworkMode::Full => "full",
+            NetworkMode::None => "none",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for NetworkMode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = NetworkMode;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(NetworkMode::EXPECTED)
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<NetworkMode, E> {
+                match text.trim().to_ascii_lowercase().as_str() {
+                    "registry" => Ok(NetworkMode::Registry),
+                    "full" => Ok(NetworkMode::Full),
+                    "none" => Ok(NetworkMode::None),
+                    _ => Err(E::custom(format!(
+                        "{}, not {text:?}",
+                        NetworkMode::EXPECTED
+                    ))),
+                }
+            }
+
+            // `network = true` gave the whole network, LAN included; it is
+            // refused rather than guessed so that each installation chooses.
+            fn visit_bool<E: serde::de::Error>(self, value: bool) -> Result<NetworkMode, E> {
+                Err(E::custom(format!(
+                    "{}; true and false are no longer accepted (`{value}` was what is now \"{}\")",
+                    NetworkMode::EXPECTED,
+                    if value { "full" } else { "none" }
+                )))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -243,9 +307,30 @@ mod tests {
         let config = Config::defaults();
         assert_eq!(config.server.addr, "127.0.0.1:3000");
         assert_eq!(config.runtime.default, RuntimeKind::Sandbox);
-        assert!(config.sandbox.network);
         assert_eq!(config.server.auth, AuthMode::Token);
         assert!(config.server.token.is_empty());
+        assert_eq!(config.sandbox.network, NetworkMode::Registry);
+        assert_eq!(
+            config.sandbox.registry_hosts,
+            ["registry.npmjs.org", "registry.yarnpkg.com"]
+        );
+    }
+
+    #[test]
+    fn an_old_boolean_network_setting_is_refused_with_the_new_values() {
+        for file in [
+            "[sandbox]\nnetwork = true\n",
+            "[sandbox]\nnetwork = false\n",
+        ] {
+            let err = load(Some(file), &[]).unwrap_err().to_string();
+            for needle in ["sandbox.network", "\"registry\"", "\"full\"", "\"none\""] {
+                assert!(err.contains(needle), "{needle} missing in {err}");
+            }
+        }
+        let err = load(None, &[("RIVET_SANDBOX_NETWORK", "on")]).unwrap_err();
+        assert!(err.to_string().contains("\"on\""), "{err}");
+        let config = load(Some("[sandbox]\nnetwork = \"full\"\n"), &[]).unwrap();
+        assert_eq!(config.sandbox.network, NetworkMode::Full);
     }
 
     #[test]
@@ -265,7 +350,8 @@ mod tests {
             &[
                 ("RIVET_SERVER_ADDR", "0.0.0.0:8080"),
                 ("RIVET_SERVER_DATA_DIR", "/srv/rivet"),
-                ("RIVET_SANDBOX_NETWORK", "off"),
+                ("RIVET_SANDBOX_NETWORK", "none"),
+                ("RIVET_SANDBOX_REGISTRY_HOSTS", "mirror.lan:4873"),
                 ("RIVET_SANDBOX_MAX_PROCESSES", "12"),
                 ("RIVET_LLM_MODELS", "a, b"),
                 ("RIVET_RUNTIME_DEFAULT", "webcontainer"),
@@ -274,7 +360,8 @@ mod tests {
         .unwrap();
         assert_eq!(config.server.addr, "0.0.0.0:8080");
         assert_eq!(config.server.data_dir, PathBuf::from("/srv/rivet"));
-        assert!(!config.sandbox.network);
+        assert_eq!(config.sandbox.network, NetworkMode::None);
+        assert_eq!(config.sandbox.registry_hosts, ["mirror.lan:4873"]);
         assert_eq!(config.sandbox.max_processes, 12);
         assert_eq!(config.llm.models, vec!["a", "b"]);
         assert_eq!(config.runtime.default, RuntimeKind::Webcontainer);

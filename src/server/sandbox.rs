@@ -13,6 +13,7 @@ pub mod agent;
 mod bwrap;
 mod client;
 mod dirs;
+mod egress;
 mod fsops;
 mod launch;
 mod launcher;
@@ -102,6 +103,8 @@ pub enum SandboxError {
          `rivet serve --unsafe-no-sandbox` to run commands without any isolation"
     )]
     NoNamespaces(String),
+    #[error("invalid [sandbox] configuration: {0}")]
+    BadConfig(String),
 }
 
 pub struct SandboxManager {

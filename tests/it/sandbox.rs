@@ -1,18 +1,20 @@
 //! The server sandbox, with real processes: files, commands, limits,
 //! terminals, previews, isolation (the escape battery) and shutdown.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use rivet::runtime::host::{CommandSpec, ExitStatus, Limit, PortEvent, Runtime};
 use rivet::runtime::project::ProjectId;
-use rivet::server::config::{Config, SandboxConfig};
+use rivet::server::config::{Config, NetworkMode, SandboxConfig};
 use rivet::server::sandbox::{Isolation, SandboxManager, SandboxSettings};
 use rivet::server::state::AppState;
 use tempfile::TempDir;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// An IDE serving HTTP on a free loopback port, with its own data directory.
 struct Ide {
@@ -23,7 +25,7 @@ struct Ide {
 
 fn settings(data_dir: &Path, tweak: impl FnOnce(&mut SandboxConfig)) -> SandboxSettings {
     let mut config = Config::defaults().sandbox;
-    config.network = false;
+    config.network = NetworkMode::None;
     tweak(&mut config);
     SandboxSettings {
         data_dir: data_dir.to_owned(),
@@ -454,13 +456,13 @@ async fn the_process_limit_stops_a_spawning_loop() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_network_a_download_fails_and_says_why() {
-    let ide = Ide::start(|c| c.network = false).await;
+    let ide = Ide::start(|c| c.network = NetworkMode::None).await;
     let rt = ide.runtime("offline");
     let (status, out) = sh(&*rt, "curl -sS -m 5 https://registry.npmjs.org/react").await;
     assert!(!status.success(), "{out}");
     let message = status.message.unwrap_or_default();
     assert!(
-        message.contains("no network access: sandbox.network is off"),
+        message.contains("no network access: sandbox.network is \"none\""),
         "{message}\n{out}"
     );
 }
@@ -683,7 +685,8 @@ fn http_client(ide: &Ide, hosts: &[&str]) -> reqwest::Client {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_vite_project_installs_runs_and_hot_reloads_through_the_preview() {
-    let ide = Ide::start(|c| c.network = true).await;
+    // The default network: npm installs through the registry proxy.
+    let ide = Ide::start(|c| c.network = NetworkMode::Registry).await;
     let rt = ide.runtime("todo");
     let transcript = include_str!("../fixtures/transcripts/todo-react.txt");
     let files = transcript_files(transcript);
@@ -989,7 +992,7 @@ async fn escape_read_the_ides_environment() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escape_call_the_ides_api() {
-    let ide = Ide::start(|c| c.network = true).await;
+    let ide = Ide::start(|c| c.network = NetworkMode::Full).await;
     let rt = ide.runtime("attacker");
     // The sandbox has a network (egress works) ...
     let code = ok(
@@ -1019,7 +1022,7 @@ async fn escape_call_the_ides_api() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escape_reach_another_projects_preview() {
-    let ide = Ide::start(|c| c.network = true).await;
+    let ide = Ide::start(|c| c.network = NetworkMode::Full).await;
     let victim = ide.runtime("victim");
     let server = victim
         .spawn(http_server(4555, "victim data"))
@@ -1262,6 +1265,221 @@ async fn files_the_ide_writes_are_replaced_whole_and_keep_their_mode() {
     );
 }
 
+// ---------------------------------------------------------------- egress
+//
+// With sandbox.network = "registry" (the default), code in a sandbox has no
+// route out; the IDE's proxy on 127.0.0.1:3128 inside reaches only the hosts
+// of sandbox.registry_hosts. Every server these tests talk to runs in the
+// test process, on this machine.
+
+/// This machine's first non-loopback IPv4 address (`hostname -I`): where
+/// its LAN-facing services listen.
+fn lan_address() -> Option<IpAddr> {
+    let out = std::process::Command::new("hostname")
+        .arg("-I")
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|a| a.parse::<IpAddr>().ok())
+        .find(|ip| ip.is_ipv4() && !ip.is_loopback())
+}
+
+/// An HTTP server on `ip` that answers `body` to every request and counts
+/// the connections it accepts.
+async fn host_server(ip: IpAddr, body: &'static str) -> (SocketAddr, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 8192 {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    (addr, hits)
+}
+
+async fn registry_ide(hosts: Vec<String>) -> Ide {
+    Ide::start(move |c| {
+        c.network = NetworkMode::Registry;
+        c.registry_hosts = hosts;
+    })
+    .await
+}
+
+/// Asks for `url` through the sandbox's proxy (curl takes it from
+/// `http_proxy`); returns what came back and the status code last.
+async fn through_proxy(runtime: &dyn Runtime, url: &str) -> String {
+    ok(
+        runtime,
+        &format!("curl -sS -m 20 -w '\\n%{{http_code}}' {url}"),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandboxed_code_cannot_reach_the_hosts_lan_address() {
+    let Some(ip) = lan_address() else {
+        eprintln!("skipped: this machine has no non-loopback IPv4 address to listen on");
+        return;
+    };
+    let (addr, hits) = host_server(ip, "lan secret").await;
+    let ide = registry_ide(vec!["registry.npmjs.org".to_owned()]).await;
+    let rt = ide.runtime("lan");
+    // No route: the sandbox has no interface but its loopback.
+    let (status, out) = attempt(
+        &*rt,
+        &format!("curl -sS -m 20 --noproxy '*' http://{addr}/"),
+    )
+    .await;
+    assert_eq!(status.code, Some(7), "not refused at once: {out}");
+    let (status, out) = attempt(
+        &*rt,
+        &format!("node -e \"require('http').get('http://{addr}/', r => process.exit(0)).on('error', e => {{ console.error(e.code); process.exit(1) }})\""),
+    )
+    .await;
+    assert!(out.contains("ENETUNREACH"), "{status:?} {out}");
+    // The proxy refuses the address by name, and says where to change it.
+    let out = through_proxy(&*rt, &format!("http://{addr}/")).await;
+    assert!(out.ends_with("\n403"), "{out}");
+    assert!(out.contains(&format!("refused {addr}")), "{out}");
+    assert!(out.contains("sandbox.registry_hosts"), "{out}");
+    let (status, out) = attempt(&*rt, &format!("curl -sS -m 20 -p http://{addr}/")).await;
+    assert!(out.contains("CONNECT tunnel failed, response 403"), "{out}");
+    let message = status.message.unwrap_or_default();
+    assert!(
+        message.contains("reaches only the package registries"),
+        "{message}"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "the LAN server was reached");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandboxed_code_cannot_reach_cloud_metadata() {
+    let ide = registry_ide(vec!["registry.npmjs.org".to_owned()]).await;
+    let rt = ide.runtime("metadata");
+    // No route: it fails at once instead of waiting for an answer.
+    let (status, out) = attempt(
+        &*rt,
+        "curl -sS -m 20 --noproxy '*' http://169.254.169.254/latest/meta-data/",
+    )
+    .await;
+    assert_eq!(status.code, Some(7), "not refused at once: {out}");
+    let out = through_proxy(&*rt, "http://169.254.169.254/latest/meta-data/").await;
+    assert!(out.ends_with("\n403"), "{out}");
+    assert!(out.contains("refused 169.254.169.254:80"), "{out}");
+    let (_, out) = attempt(
+        &*rt,
+        "curl -sS -m 20 https://metadata.google.internal/computeMetadata/v1/",
+    )
+    .await;
+    assert!(out.contains("CONNECT tunnel failed, response 403"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listed_registry_is_reached_through_the_proxy_and_nothing_else() {
+    let (upstream, hits) = host_server(IpAddr::from([127, 0, 0, 1]), "registry data").await;
+    let port = upstream.port();
+    let ide = registry_ide(vec![format!("localhost:{port}")]).await;
+    let rt = ide.runtime("registry");
+    let env = ok(
+        &*rt,
+        "echo \"$HTTPS_PROXY $npm_config_https_proxy $NO_PROXY\"",
+    )
+    .await;
+    assert_eq!(
+        env.trim(),
+        "http://127.0.0.1:3128 http://127.0.0.1:3128 localhost,127.0.0.1,::1"
+    );
+    // A listed name is forwarded, as a request and through a tunnel (curl
+    // goes around the proxy for localhost unless told otherwise).
+    let proxy = "--noproxy '' -x \"$http_proxy\"";
+    let url = format!("http://localhost:{port}/react");
+    for flags in ["", "-p"] {
+        let out = ok(&*rt, &format!("curl -sS -m 20 {proxy} {flags} {url}")).await;
+        assert_eq!(out, "registry data", "curl {flags}");
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+    // Its address, another port of it, and any other host are refused.
+    for url in [
+        format!("http://127.0.0.1:{port}/react"),
+        "http://localhost:22/".to_owned(),
+        "http://example.com/".to_owned(),
+    ] {
+        let out = ok(
+            &*rt,
+            &format!("curl -sS -m 20 {proxy} -w '\\n%{{http_code}}' {url}"),
+        )
+        .await;
+        assert!(out.ends_with("\n403"), "{url}: {out}");
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+    // The proxy's port is not a server of the project: not reported, and
+    // not served as a preview.
+    assert!(!rt.open_ports().await.contains(&3128));
+    let preview = "registry-3128.preview.localhost";
+    let answer = http_client(&ide, &[preview])
+        .get(format!("http://{preview}:{}/", ide.addr.port()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 502);
+    let page = answer.text().await.unwrap();
+    assert!(page.contains("the sandbox's registry proxy"), "{page}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_call_the_ides_api_through_the_registry_proxy() {
+    let ide = registry_ide(vec!["registry.npmjs.org".to_owned()]).await;
+    let rt = ide.runtime("attacker");
+    let port = ide.addr.port();
+    for host in ["127.0.0.1", "localhost", "[::1]", "10.0.2.2"] {
+        let url = format!("http://{host}:{port}/healthz");
+        let out = ok(
+            &*rt,
+            &format!("curl -sS -m 20 --noproxy '' -w '\\n%{{http_code}}' {url}"),
+        )
+        .await;
+        assert!(out.ends_with("\n403"), "{url}: {out}");
+        attempt(&*rt, &format!("curl -sS -m 20 --noproxy '*' {url}")).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandboxed_code_without_network_reaches_nothing() {
+    let ip = lan_address().unwrap_or(IpAddr::from([127, 0, 0, 1]));
+    let (addr, hits) = host_server(ip, "host secret").await;
+    let ide = Ide::start(|c| c.network = NetworkMode::None).await;
+    let rt = ide.runtime("offline");
+    let env = ok(&*rt, "env | grep -ci proxy || true").await;
+    assert_eq!(env.trim(), "0", "proxy variables without a proxy");
+    for command in [
+        format!("curl -sS -m 20 http://{addr}/"),
+        "curl -sS -m 20 -x http://127.0.0.1:3128 http://registry.npmjs.org/".to_owned(),
+        "curl -sS -m 20 --noproxy '*' http://169.254.169.254/".to_owned(),
+    ] {
+        let (status, out) = attempt(&*rt, &command).await;
+        assert_eq!(status.code, Some(7), "{command}: {out}");
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+}
+
 // ---------------------------------------------------------------- lifecycle
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1360,7 +1578,7 @@ async fn serve(data_dir: &Path, binary: &Path, as_user: Option<u32>) -> Served {
     };
     super::support::serve_in(&mut command, data_dir);
     command
-        .env("RIVET_SANDBOX_NETWORK", "true")
+        .env("RIVET_SANDBOX_NETWORK", "full")
         .env("OPENAI_API_KEY", CANARY);
     let (child, addr) = super::support::spawn_serve(command).await;
     Served { child, addr }

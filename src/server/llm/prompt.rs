@@ -4,15 +4,15 @@
 
 use std::fmt::Write;
 
-use crate::server::config::{Config, RuntimeKind};
+use crate::server::config::{Config, NetworkMode, RuntimeKind};
 
 /// Where the answer's actions will run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RuntimeDescription {
     /// Processes on the IDE's server, in a bubblewrap sandbox.
     Sandbox {
-        /// Whether commands can reach the internet (npm registry).
-        network: bool,
+        /// What commands can reach (the npm registry, everything, nothing).
+        network: NetworkMode,
         /// Wall-clock limit of a command that is not `start`.
         timeout_secs: u64,
     },
@@ -104,10 +104,16 @@ fn describe_runtime(runtime: RuntimeDescription) -> String {
             network,
             timeout_secs,
         } => {
-            let network = if network {
-                "Commands can reach the internet, so npm installs packages from the registry."
-            } else {
-                "Commands have no network access: only packages already in the local npm cache can be installed, so keep to common ones."
+            let network = match network {
+                NetworkMode::Registry => {
+                    "Commands reach only the package registry: npm installs packages, but nothing else on the network is reachable (no downloads with curl or git, no external APIs from build scripts)."
+                }
+                NetworkMode::Full => {
+                    "Commands can reach the internet, so npm installs packages from the registry."
+                }
+                NetworkMode::None => {
+                    "Commands have no network access: only packages already in the local npm cache can be installed, so keep to common ones."
+                }
             };
             format!(
                 "## Where the actions run\n\n\
@@ -259,7 +265,7 @@ mod tests {
     fn context(files: Vec<ProjectFile>, user_edits: Vec<UserEdit>, budget: usize) -> PromptContext {
         PromptContext {
             runtime: RuntimeDescription::Sandbox {
-                network: true,
+                network: NetworkMode::Registry,
                 timeout_secs: 300,
             },
             files,
@@ -297,14 +303,21 @@ mod tests {
         check(RuntimeDescription::WebContainer, "WebContainer");
         check(
             RuntimeDescription::Sandbox {
-                network: false,
+                network: NetworkMode::None,
                 timeout_secs: 60,
             },
             "no network access",
         );
         check(
             RuntimeDescription::Sandbox {
-                network: true,
+                network: NetworkMode::Registry,
+                timeout_secs: 60,
+            },
+            "reach only the package registry",
+        );
+        check(
+            RuntimeDescription::Sandbox {
+                network: NetworkMode::Full,
                 timeout_secs: 60,
             },
             "stopped after 60 s",

@@ -83,6 +83,8 @@ struct Agent {
     root: PathBuf,
     isolated: bool,
     children: Mutex<Children>,
+    /// The port of the registry proxy's socket, once the IDE asked for it.
+    proxy_port: Mutex<Option<u16>>,
 }
 
 impl Agent {
@@ -130,6 +132,14 @@ impl Agent {
                 });
                 return Ok(());
             }
+            Op::Listen { port } => match self.listen(port) {
+                Ok(fd) => {
+                    return self
+                        .reply(id, Ok(Reply::Listening), &[], &[fd.as_fd()])
+                        .await;
+                }
+                Err(e) => Err(e),
+            },
             Op::KillTree { pid } => {
                 let agent = self.clone();
                 tokio::spawn(async move {
@@ -298,7 +308,30 @@ impl Agent {
         }
     }
 
+    fn proxy_port(&self) -> Option<u16> {
+        *self.proxy_port.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A socket listening on `127.0.0.1:port` of the sandbox's own network,
+    /// for the IDE to serve the registry proxy on.
+    fn listen(&self, port: u16) -> Result<OwnedFd, AgentError> {
+        if !self.isolated {
+            return Err(AgentError::invalid(
+                "without a sandbox there is no network of its own to listen in",
+            ));
+        }
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port))
+            .map_err(|e| AgentError::io(format!("cannot listen on 127.0.0.1:{port}: {e}")))?;
+        *self.proxy_port.lock().unwrap_or_else(|e| e.into_inner()) = Some(port);
+        Ok(OwnedFd::from(listener))
+    }
+
     async fn connect(&self, port: u16) -> Result<OwnedFd, AgentError> {
+        if self.proxy_port() == Some(port) {
+            return Err(AgentError::invalid(format!(
+                "port {port} is the sandbox's registry proxy, not a server of the project"
+            )));
+        }
         if !self.isolated && !ports::listening(false, std::process::id() as i32).contains(&port) {
             return Err(AgentError::invalid(format!(
                 "no process of this project listens on port {port}"
@@ -473,6 +506,7 @@ async fn run(args: AgentArgs) -> io::Result<()> {
         root: args.root,
         isolated: args.isolated,
         children: Mutex::new(Children::default()),
+        proxy_port: Mutex::new(None),
     });
     let pid = std::process::id() as i32;
     agent.send(&AgentMessage::Ready { pid }, &[], &[]).await?;
@@ -492,7 +526,10 @@ async fn run(args: AgentArgs) -> io::Result<()> {
         async move {
             let mut last = BTreeSet::new();
             loop {
-                let now = ports::listening(agent.isolated, pid);
+                let mut now = ports::listening(agent.isolated, pid);
+                if let Some(proxy) = agent.proxy_port() {
+                    now.remove(&proxy);
+                }
                 if now != last {
                     let ports = now.iter().copied().collect();
                     if agent

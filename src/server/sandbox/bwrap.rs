@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use super::dirs::ProjectDirs;
+use super::egress::EgressPolicy;
 use super::{Isolation, SandboxError, SandboxSettings};
+use crate::server::config::NetworkMode;
 
 /// The sandbox's user and group inside, and their name and home.
 pub const SANDBOX_UID: u32 = 1000;
@@ -56,11 +58,15 @@ const SYSTEM_DIRS: &[&str] = &["bin", "sbin", "lib", "lib32", "lib64", "libx32"]
 #[derive(Debug, Clone)]
 pub struct Host {
     pub bwrap: Option<PathBuf>,
+    /// slirp4netns, for `sandbox.network = "full"`.
     pub slirp: Option<PathBuf>,
+    /// What a `sandbox.network = "registry"` sandbox may reach.
+    pub egress: Option<EgressPolicy>,
     /// The host user and group that run the sandboxes when the IDE is root.
     pub run_as: Option<(u32, u32)>,
-    /// Why commands have no network, when they have none.
-    pub no_network: Option<String>,
+    /// Why a network access may fail, when the network is limited: added to
+    /// the status of a failed command that looks like it wanted one.
+    pub network_note: Option<String>,
     /// Whether this bwrap knows `--disable-userns` (0.8 and later).
     pub disable_userns: bool,
     /// `NODE_OPTIONS` for sandboxed processes, when the memory limit needs
@@ -119,11 +125,19 @@ impl Host {
             .then_some((settings.config.host_uid, settings.config.host_uid));
         let node_options = node_options(settings.config.memory_mb, &find);
         if settings.isolation == Isolation::Unsafe {
+            if settings.config.network != NetworkMode::Full {
+                tracing::warn!(
+                    "--unsafe-no-sandbox: sandbox.network = \"{}\" is not enforced, commands use \
+                     this machine's network",
+                    settings.config.network.as_str()
+                );
+            }
             return Ok(Host {
                 bwrap: None,
                 slirp: None,
+                egress: None,
                 run_as: None,
-                no_network: None,
+                network_note: None,
                 disable_userns: false,
                 node_options,
             });
@@ -141,20 +155,33 @@ impl Host {
         let mut host = Host {
             bwrap: Some(bwrap),
             slirp: None,
+            egress: None,
             run_as,
-            no_network: None,
+            network_note: None,
             disable_userns,
             node_options,
         };
         host.probe()?;
-        if !settings.config.network {
-            host.no_network = Some("sandbox.network is off".to_owned());
-        } else if let Some(slirp) = find("slirp4netns") {
-            host.slirp = Some(slirp);
-        } else {
-            let why = "slirp4netns is not installed (apt-get install slirp4netns)";
-            tracing::warn!("commands will run without network access: {why}");
-            host.no_network = Some(why.to_owned());
+        match settings.config.network {
+            NetworkMode::None => {
+                host.network_note = Some(
+                    "the sandbox has no network access: sandbox.network is \"none\"".to_owned(),
+                );
+            }
+            NetworkMode::Registry => {
+                let policy = EgressPolicy::from_config(&settings.config, &find)
+                    .map_err(|e| SandboxError::BadConfig(e.to_string()))?;
+                host.network_note = Some(policy.note());
+                host.egress = Some(policy);
+            }
+            NetworkMode::Full => match find("slirp4netns") {
+                Some(slirp) => host.slirp = Some(slirp),
+                None => {
+                    let why = "slirp4netns is not installed (apt-get install slirp4netns)";
+                    tracing::warn!("commands will run without network access: {why}");
+                    host.network_note = Some(format!("the sandbox has no network access: {why}"));
+                }
+            },
         }
         Ok(host)
     }
@@ -229,7 +256,8 @@ fn system_args() -> Vec<String> {
     args
 }
 
-/// Files generated for the sandbox's `/etc`.
+/// Files generated for the sandbox's `/etc`; `network` when slirp4netns
+/// gives the sandbox a network (and a DNS server).
 pub fn etc_files(network: bool) -> Vec<(&'static str, String)> {
     let uid = SANDBOX_UID;
     vec![

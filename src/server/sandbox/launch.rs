@@ -1,6 +1,6 @@
 //! Starting and stopping one project's sandbox: `bwrap` with the agent as
-//! the init of its namespaces, `slirp4netns` for its network, or, with
-//! `--unsafe-no-sandbox`, the agent alone.
+//! the init of its namespaces, `slirp4netns` or the registry proxy for its
+//! network, or, with `--unsafe-no-sandbox`, the agent alone.
 
 use std::io::{Seek, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -20,6 +20,7 @@ use super::bwrap::{
 };
 use super::client::{AgentClient, ProjectEvents};
 use super::dirs::ProjectDirs;
+use super::egress::{self, Proxy};
 use super::launcher::{Launched, launch};
 use super::protocol::{FdChannel, Op};
 use super::sys::clear_cloexec;
@@ -35,7 +36,12 @@ pub struct Sandbox {
     main: Launched,
     /// slirp4netns, and the pipe whose closing tells it to exit.
     slirp: Option<(Launched, OwnedFd)>,
-    pub no_network: Option<String>,
+    /// The registry proxy (`sandbox.network = "registry"`).
+    proxy: Option<Proxy>,
+    /// Variables every sandboxed process gets (the proxy's).
+    pub network_env: Vec<(String, String)>,
+    /// Why a network access may fail (see `Host::network_note`).
+    pub network_note: Option<String>,
     pub node_options: Option<String>,
     pub isolated: bool,
     /// The workspace as processes inside see it.
@@ -65,6 +71,9 @@ impl Sandbox {
         }
         if let Some((slirp, _exit)) = &self.slirp {
             slirp.kill(Duration::from_secs(2)).await;
+        }
+        if let Some(proxy) = &self.proxy {
+            proxy.stop();
         }
         self.client
             .close("the project's sandbox was closed".to_owned());
@@ -256,8 +265,10 @@ pub async fn start(
         client,
         main,
         slirp: None,
-        no_network: if isolated {
-            host.no_network.clone()
+        proxy: None,
+        network_env: Vec::new(),
+        network_note: if isolated {
+            host.network_note.clone()
         } else {
             None
         },
@@ -277,7 +288,24 @@ pub async fn start(
                     Ok(slirp) => sandbox.slirp = Some(slirp),
                     Err(e) => {
                         tracing::warn!(%project, "no network for this sandbox: {e}");
-                        sandbox.no_network = Some(format!("slirp4netns failed: {e}"));
+                        sandbox.network_note = Some(format!(
+                            "the sandbox has no network access: slirp4netns failed: {e}"
+                        ));
+                    }
+                }
+            }
+            if let (Some(policy), true) = (&host.egress, isolated) {
+                // Before any command runs, so none can take the port.
+                match egress::start(&sandbox.client, policy, project).await {
+                    Ok(proxy) => {
+                        sandbox.network_env = policy.environment(proxy.port);
+                        sandbox.proxy = Some(proxy);
+                    }
+                    Err(e) => {
+                        tracing::warn!(%project, "no registry proxy for this sandbox: {e}");
+                        sandbox.network_note = Some(format!(
+                            "the sandbox has no network access: its registry proxy failed: {e}"
+                        ));
                     }
                 }
             }

@@ -61,6 +61,9 @@ const NETWORK_MARKERS: &[&str] = &[
     "temporary failure in name resolution",
     "enetunreach",
     "network is unreachable",
+    // A host the registry proxy refused (curl, git), or its answer.
+    "tunnel failed",
+    "rivet's sandbox refused",
 ];
 
 impl Limits {
@@ -138,14 +141,14 @@ pub fn looks_like_network_error(tail: &[u8]) -> bool {
     NETWORK_MARKERS.iter().any(|m| text.contains(m))
 }
 
-/// Builds the status of an ended process. `no_network` says why the
-/// sandbox has no network, when it has none.
+/// Builds the status of an ended process. `network_note` says why a network
+/// access may fail, when the sandbox's network is limited.
 pub fn exit_status(
     limits: &Limits,
     ending: Ending,
     timeout: Option<Duration>,
     tail: &[u8],
-    no_network: Option<&str>,
+    network_note: Option<&str>,
 ) -> ExitStatus {
     let Ending {
         code,
@@ -162,8 +165,8 @@ pub fn exit_status(
         parts.push(limits.describe(Limit::WallClock, timeout));
     }
     let failed = code != Some(0) || signal.is_some();
-    if let Some(reason) = no_network.filter(|_| failed && looks_like_network_error(tail)) {
-        parts.push(format!("the sandbox has no network access: {reason}"));
+    if let Some(note) = network_note.filter(|_| failed && looks_like_network_error(tail)) {
+        parts.push(note.to_owned());
     }
     ExitStatus {
         code,

@@ -267,7 +267,7 @@ async fn supervise(mut s: Supervised) {
             ending,
             s.timeout,
             &tail,
-            s.sandbox.no_network.as_deref(),
+            s.sandbox.network_note.as_deref(),
         );
         if leftovers > 0 {
             let note = format!("{leftovers} background process(es) it left running were stopped");

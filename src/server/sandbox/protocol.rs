@@ -72,6 +72,12 @@ pub enum Op {
     Connect {
         port: u16,
     },
+    /// Listens on `127.0.0.1:port` inside (the registry proxy, served by
+    /// the IDE); the reply carries the listening socket. The port is then
+    /// neither reported nor connected to.
+    Listen {
+        port: u16,
+    },
     /// Kills every process of the sandbox, replies, and exits.
     Shutdown,
 }
@@ -139,6 +145,8 @@ pub enum Reply {
     },
     /// The frame carries the connected socket.
     Connected,
+    /// The frame carries the listening socket.
+    Listening,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -88,6 +88,7 @@ pub fn environment(
     if let Some(options) = &sandbox.node_options {
         env.push(("NODE_OPTIONS".to_owned(), options.clone()));
     }
+    env.extend(sandbox.network_env.iter().cloned());
     for (name, value) in extra {
         check_env(name, value)?;
         let value = match (name.as_str(), &sandbox.node_options) {
