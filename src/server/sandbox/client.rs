@@ -135,6 +135,7 @@ pub fn timeout(op: &Op) -> Duration {
         | Op::ReadFile { .. }
         | Op::Mkdir { .. }
         | Op::Connect { .. }
+        | Op::Listen { .. }
         | Op::Shutdown => Duration::from_secs(30),
     }
 }
@@ -160,6 +161,7 @@ fn describe(op: &Op) -> String {
         Op::Rename { from, to } => format!("rename {from} {to}"),
         Op::List { path, .. } => format!("list {}", if path.is_empty() { "." } else { path }),
         Op::Connect { port } => format!("connect {port}"),
+        Op::Listen { port } => format!("listen {port}"),
         Op::Shutdown => "shutdown".to_owned(),
     }
 }

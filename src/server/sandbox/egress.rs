@@ -143,7 +143,7 @@ pub async fn start(
         .await
         .map_err(|e| match e {
             Failure::Agent(e) => e.message,
-            Failure::Closed(why) => why,
+            Failure::Closed(why) | Failure::TimedOut(why) => why,
         })?;
     if !matches!(incoming.reply, Reply::Listening) {
         return Err("the sandbox answered something else than a socket".to_owned());

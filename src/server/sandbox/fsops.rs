@@ -66,7 +66,11 @@ pub fn perform(root: &Path, op: Op, payload: &[u8]) -> Result<(Reply, Vec<u8>), 
             };
             (reply, Vec::new())
         }),
-        Op::Spawn(_) | Op::KillTree { .. } | Op::Connect { .. } | Op::Shutdown => {
+        Op::Spawn(_)
+        | Op::KillTree { .. }
+        | Op::Connect { .. }
+        | Op::Listen { .. }
+        | Op::Shutdown => {
             Err(AgentError::invalid("not a file operation"))
         }
     }
