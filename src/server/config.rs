@@ -65,6 +65,7 @@ pub struct SandboxConfig {
     pub network: bool,
     pub shared_npm_cache: bool,
     pub host_uid: u32,
+    pub max_previews: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
