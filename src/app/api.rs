@@ -95,3 +95,12 @@ pub async fn answer_diff(
         .await
         .map_err(ServerFnError::new)
 }
+
+/// Gives a port the project's servers listen on a preview address, and
+/// returns it. Only the dev server of a `start` gets one without asking.
+#[server(endpoint = "open_preview")]
+pub async fn open_preview(project: String, port: u16) -> Result<String, ServerFnError> {
+    crate::server::session::api::open_preview(&project, port)
+        .await
+        .map_err(ServerFnError::new)
+}

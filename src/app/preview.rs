@@ -1,7 +1,13 @@
 //! The preview pane: the running app in an iframe, at a chosen device width.
+//!
+//! Every port a server of the project listens on is listed; the dev server
+//! of a `start` comes with its address, and any other port is given one by
+//! the server when the person picks it (`open_preview`).
 
 use leptos::prelude::*;
 
+use super::api::open_preview;
+use super::ide::CurrentProject;
 use super::session::SessionStore;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -40,7 +46,9 @@ const PREVIEW_SANDBOX: &str = "allow-scripts allow-same-origin allow-forms allow
 #[component]
 pub fn PreviewPane() -> impl IntoView {
     let store = expect_context::<SessionStore>();
-    // The port chosen in the selector; the first server otherwise.
+    let project = expect_context::<CurrentProject>().0;
+    // The port chosen in the selector; otherwise the first server that has
+    // an address, or the first one.
     let chosen = RwSignal::new(None::<u16>);
     let previews = move || {
         store.previews.track();
@@ -52,10 +60,34 @@ pub fn PreviewPane() -> impl IntoView {
         previews
             .iter()
             .find(|p| Some(p.port) == chosen)
+            .or_else(|| previews.iter().find(|p| p.url.is_some()))
             .or(previews.first())
             .cloned()
     });
-    let url = Signal::derive(move || current.get().map(|p| on_this_host(&p.url)));
+    let url = Signal::derive(move || {
+        current
+            .get()
+            .and_then(|p| p.url)
+            .map(|url| on_this_host(&url))
+    });
+    // Asks the server for an address for a port that has none; the address
+    // arrives through the session too.
+    let ask = Action::new(move |port: &u16| open_preview(project.to_string(), *port));
+    let refused = Signal::derive(move || {
+        ask.value()
+            .get()
+            .and_then(Result::err)
+            .map(|e| e.to_string())
+    });
+    let pick = move |port: Option<u16>| {
+        chosen.set(port);
+        let without_url = port.is_some_and(|port| {
+            store.with(|s| s.previews.iter().any(|p| p.port == port && p.url.is_none()))
+        });
+        if let (Some(port), true) = (port, without_url) {
+            ask.dispatch(port);
+        }
+    };
     let device = RwSignal::new(Device::Desktop);
     // Bumped to reload the frame.
     let generation = RwSignal::new(0u32);
@@ -82,7 +114,7 @@ pub fn PreviewPane() -> impl IntoView {
                         class="port-picker"
                         aria-label="Dev server"
                         data-testid="preview-port"
-                        on:change:target=move |ev| chosen.set(ev.target().value().parse().ok())
+                        on:change:target=move |ev| pick(ev.target().value().parse().ok())
                     >
                         {move || {
                             let selected = current.get().map(|p| p.port);
@@ -139,11 +171,41 @@ pub fn PreviewPane() -> impl IntoView {
                     src=src
                     style:width=move || device.get().width()
                 ></iframe>
-                <Show when=move || url.with(Option::is_none)>
-                    <div class="empty-state preview-empty">
-                        "No preview yet. When the model starts a dev server, the app appears here."
-                    </div>
-                </Show>
+                {move || match (current.get(), url.with(Option::is_some)) {
+                    (_, true) => ().into_any(),
+                    (None, false) => {
+                        view! {
+                            <div class="empty-state preview-empty">
+                                "No preview yet. When the model starts a dev server, the app appears here."
+                            </div>
+                        }
+                            .into_any()
+                    }
+                    (Some(preview), false) => {
+                        let port = preview.port;
+                        view! {
+                            <div class="empty-state preview-empty">
+                                <p>{format!("A server listens on port {port}.")}</p>
+                                <button
+                                    class="chip"
+                                    data-testid="preview-show"
+                                    disabled=move || ask.pending().get()
+                                    on:click=move |_| {
+                                        ask.dispatch(port);
+                                    }
+                                >
+                                    {format!("Show port {port}")}
+                                </button>
+                                {move || {
+                                    refused
+                                        .get()
+                                        .map(|e| view! { <p class="preview-error" role="alert">{e}</p> })
+                                }}
+                            </div>
+                        }
+                            .into_any()
+                    }
+                }}
             </div>
         </section>
     }

@@ -13,6 +13,7 @@
 //! server a tokio one and the browser `spawn_local`.
 
 mod output;
+mod previews;
 mod shell;
 
 use std::collections::BTreeSet;
@@ -28,9 +29,10 @@ use crate::runtime::host::{
     CommandSpec, EventStream, ExitStatus, PortEvent, Process, PtySize, Runtime,
 };
 use crate::runtime::protocol::{Action, Event};
-use crate::runtime::session::{ActionRef, ActionStatus, Alert, Preview, SessionEvent};
+use crate::runtime::session::{ActionRef, ActionStatus, Alert, SessionEvent};
 
 pub use self::output::plain_text;
+pub use self::previews::{OpenedPreview, PreviewError, PreviewHooks};
 pub use self::shell::{Rewrite, referenced_paths, rewrite};
 
 /// A unit of background work.
@@ -58,7 +60,9 @@ mod callbacks {
     pub type Sink = Arc<dyn Fn(SessionEvent) + Send + Sync>;
     pub type Spawner = Arc<dyn Fn(Task) + Send + Sync>;
     pub type Sleeper = Arc<dyn Fn(Duration) -> Task + Send + Sync>;
-    pub type PreviewUrl = Arc<dyn Fn(u16) -> String + Send + Sync>;
+    pub type PreviewUrl = Arc<dyn Fn(u16) -> Option<String> + Send + Sync>;
+    pub type OpenPreview = Arc<dyn Fn(u16) -> Result<OpenedPreview, PreviewError> + Send + Sync>;
+    pub type ClosePreview = Arc<dyn Fn(u16) + Send + Sync>;
 }
 #[cfg(target_arch = "wasm32")]
 mod callbacks {
@@ -66,9 +70,11 @@ mod callbacks {
     pub type Sink = Arc<dyn Fn(SessionEvent)>;
     pub type Spawner = Arc<dyn Fn(Task)>;
     pub type Sleeper = Arc<dyn Fn(Duration) -> Task>;
-    pub type PreviewUrl = Arc<dyn Fn(u16) -> String>;
+    pub type PreviewUrl = Arc<dyn Fn(u16) -> Option<String>>;
+    pub type OpenPreview = Arc<dyn Fn(u16) -> Result<OpenedPreview, PreviewError>>;
+    pub type ClosePreview = Arc<dyn Fn(u16)>;
 }
-pub use callbacks::{PreviewUrl, Sink, Sleeper, Spawner};
+pub use callbacks::{ClosePreview, OpenPreview, PreviewUrl, Sink, Sleeper, Spawner};
 
 /// What the runner needs from its owner.
 #[derive(Clone)]
@@ -80,8 +86,8 @@ pub struct RunnerContext {
     pub spawn: Spawner,
     /// Sleeps, on the owner's timer.
     pub sleep: Sleeper,
-    /// The address a preview of `port` is shown at.
-    pub preview_url: PreviewUrl,
+    /// Gives previewed ports their addresses.
+    pub previews: PreviewHooks,
     /// How long a dev server may take to open a port before `start` fails.
     pub start_timeout: Duration,
 }
@@ -114,6 +120,8 @@ struct Inner {
     cx: RunnerContext,
     queue: mpsc::UnboundedSender<Job>,
     control: Mutex<Control>,
+    /// Held while a preview changes and the session is told.
+    previews: Mutex<()>,
 }
 
 /// A cheap handle; clones drive the same queue.
@@ -134,6 +142,7 @@ impl Runner {
                 cx,
                 queue,
                 control: Mutex::new(Control::default()),
+                previews: Mutex::new(()),
             }),
         };
         let worker = runner.clone();
@@ -503,6 +512,7 @@ impl Runner {
                 event = ports.next() => if let Some(PortEvent::Opened { port }) = event && !serving {
                     serving = true;
                     self.terminal(format!("\x1b[1;32m# Rivet: the dev server is listening on port {port}\x1b[0m\r\n"));
+                    self.preview_started(port);
                     self.status(&action, ActionStatus::Complete);
                 },
                 () = timeout => if !serving {
@@ -546,7 +556,7 @@ impl Runner {
         }
     }
 
-    /// Every port a server opens in the runtime becomes a preview.
+    /// Every port a server opens in the runtime is listed as a preview.
     fn watch_ports(&self) {
         let runner = self.clone();
         (self.inner.cx.spawn)(
@@ -558,21 +568,12 @@ impl Runner {
                 while let Some(event) = events.next().await {
                     match event {
                         PortEvent::Opened { port } => runner.preview_opened(port),
-                        PortEvent::Closed { port } => {
-                            runner.emit(SessionEvent::PreviewClosed { port })
-                        }
+                        PortEvent::Closed { port } => runner.preview_closed(port),
                     }
                 }
             }
             .boxed_task(),
         );
-    }
-
-    fn preview_opened(&self, port: u16) {
-        let url = (self.inner.cx.preview_url)(port);
-        self.emit(SessionEvent::PreviewOpened {
-            preview: Preview { port, url },
-        });
     }
 
     /// Kills every process the runner started (the project is closing).

@@ -78,6 +78,7 @@ pub struct SandboxConfig {
     pub registry_hosts: Vec<String>,
     pub shared_npm_cache: bool,
     pub host_uid: u32,
+    pub max_previews: u32,
 }
 
 /// What sandboxed code may reach over the network (`sandbox.network`).

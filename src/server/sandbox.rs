@@ -107,12 +107,17 @@ pub enum SandboxError {
     BadConfig(String),
 }
 
+/// Called with a project that is being closed.
+pub type ProjectClosed = Box<dyn Fn(&ProjectId) + Send + Sync>;
+
 pub struct SandboxManager {
     settings: SandboxSettings,
     host: OnceLock<Result<Host, SandboxError>>,
     projects: Mutex<HashMap<ProjectId, Arc<ProjectEntry>>>,
     terminals: terminal::Terminals,
     closing: AtomicBool,
+    /// What else goes with a project (its preview listeners).
+    on_close: Mutex<Vec<ProjectClosed>>,
 }
 
 impl SandboxManager {
@@ -124,7 +129,16 @@ impl SandboxManager {
             projects: Mutex::new(HashMap::new()),
             terminals: terminal::Terminals::default(),
             closing: AtomicBool::new(false),
+            on_close: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Has `hook` called whenever a project is closed (and at shutdown).
+    pub fn on_project_closed(&self, hook: ProjectClosed) {
+        self.on_close
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(hook);
     }
 
     /// Checks now that sandboxes can run here: bwrap is installed and can
@@ -268,9 +282,17 @@ impl SandboxManager {
         Ok(sandbox)
     }
 
-    /// Kills everything the project runs (its terminals too). The next use
-    /// starts a fresh sandbox.
+    /// Kills everything the project runs (its terminals and previews too).
+    /// The next use starts a fresh sandbox.
     pub async fn close_project(&self, project: &ProjectId) {
+        for hook in self
+            .on_close
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            hook(project);
+        }
         self.terminals.close_project(project).await;
         let Some(entry) = self.projects().get(project).cloned() else {
             return;

@@ -18,7 +18,6 @@ pub use project::ProjectHandle;
 
 use crate::runtime::host::EntryKind;
 use crate::runtime::project::ProjectId;
-use crate::runtime::runner::PreviewUrl;
 use crate::runtime::session::SessionState;
 use crate::runtime::tree::is_inside_skipped_dir;
 use crate::server::state::AppState;
@@ -45,15 +44,8 @@ impl OpenProjects {
                 .collect();
         }
         let session = Arc::new(Session::new(id.clone(), initial));
-        let ports = Arc::clone(&state.preview_ports);
-        let project = id.clone();
-        let preview_url: PreviewUrl = Arc::new(move |port| {
-            ports.url(&project, port).unwrap_or_else(|e| {
-                tracing::error!(%project, port, "no preview listener: {e}");
-                "about:blank".to_owned()
-            })
-        });
-        let handle = ProjectHandle::new(id.clone(), session, runtime, preview_url);
+        let previews = state.preview_ports.hooks(id);
+        let handle = ProjectHandle::new(id.clone(), session, runtime, previews);
         let mut handles = self.handles.lock().unwrap_or_else(|p| p.into_inner());
         // Another request may have opened it meanwhile; keep the first.
         Arc::clone(handles.entry(id.clone()).or_insert(handle))

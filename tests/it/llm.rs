@@ -48,6 +48,12 @@ pub(crate) struct Mock {
 impl Mock {
     /// Small chunks and no delay unless `extra` says otherwise.
     pub(crate) fn start(extra: &[&str]) -> Mock {
+        Mock::start_with(&fixtures(), extra)
+    }
+
+    /// Like [`Mock::start`], replaying the transcripts of `script` instead of
+    /// the fixtures.
+    pub(crate) fn start_with(script: &Path, extra: &[&str]) -> Mock {
         let dir = tempfile::tempdir().unwrap();
         let mut args = vec!["mock-llm", "--port", "0"];
         for (flag, default) in [("--chunk-size", "4"), ("--delay-ms", "0")] {
@@ -58,7 +64,7 @@ impl Mock {
         let mut child = Command::new(env!("CARGO_BIN_EXE_rivet"))
             .args(args)
             .arg("--script")
-            .arg(fixtures())
+            .arg(script)
             .args(extra)
             .current_dir(dir.path())
             .stdout(Stdio::piped())

@@ -17,7 +17,7 @@ use super::llm::Mock;
 const RUN_TIMEOUT: Duration = Duration::from_secs(240);
 
 struct Ide {
-    _child: tokio::process::Child,
+    child: tokio::process::Child,
     _data: tempfile::TempDir,
     addr: SocketAddr,
     http: reqwest::Client,
@@ -34,11 +34,16 @@ impl Ide {
             .env("RIVET_LLM_MODEL", "rivet-replay");
         let (child, addr) = super::support::spawn_serve(command).await;
         Ide {
-            _child: child,
+            child,
             _data: data,
             addr,
             http: super::support::client().build().unwrap(),
         }
+    }
+
+    /// The pid of `rivet serve`.
+    fn pid(&self) -> u32 {
+        self.child.id().unwrap()
     }
 
     fn url(&self, path: &str) -> String {
@@ -112,19 +117,24 @@ impl Feed {
     async fn until(&mut self, what: &str, done: impl Fn(&SessionState) -> bool) {
         let deadline = tokio::time::Instant::now() + RUN_TIMEOUT;
         while !done(&self.state) {
-            let envelope = tokio::time::timeout_at(deadline, self.rx.recv())
-                .await
-                .unwrap_or_else(|_| {
-                    panic!(
-                        "timed out waiting for {what}; state: {:#?}",
-                        summary(&self.state)
-                    )
-                })
-                .expect("the feed ended");
-            assert!(envelope.seq >= self.seq, "events arrive in order");
-            self.seq = envelope.seq;
-            self.state.apply(&envelope.event);
+            self.next(what, deadline).await;
         }
+    }
+
+    /// Applies the next event.
+    async fn next(&mut self, what: &str, deadline: tokio::time::Instant) {
+        let envelope = tokio::time::timeout_at(deadline, self.rx.recv())
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "timed out waiting for {what}; state: {:#?}",
+                    summary(&self.state)
+                )
+            })
+            .expect("the feed ended");
+        assert!(envelope.seq >= self.seq, "events arrive in order");
+        self.seq = envelope.seq;
+        self.state.apply(&envelope.event);
     }
 }
 
@@ -176,7 +186,8 @@ async fn a_todo_app_is_built_served_and_edited() {
     ide.send(&project, "build a todo app").await;
 
     feed.until("the dev server", |s| {
-        status_of(s, "start") == Some(ActionStatus::Complete) && !s.previews.is_empty()
+        status_of(s, "start") == Some(ActionStatus::Complete)
+            && s.previews.first().is_some_and(|p| p.url.is_some())
     })
     .await;
     let state = &feed.state;
@@ -202,16 +213,14 @@ async fn a_todo_app_is_built_served_and_edited() {
     // IDE's host (so the same site) on another port.
     let preview = state.previews[0].clone();
     assert_eq!(preview.port, 5173);
+    let preview_url = preview.url.unwrap();
     let ide_origin = format!("http://{}/", ide.addr);
     assert!(
-        preview
-            .url
-            .starts_with(&format!("http://{}:", ide.addr.ip())),
-        "{}",
-        preview.url
+        preview_url.starts_with(&format!("http://{}:", ide.addr.ip())),
+        "{preview_url}"
     );
-    assert_ne!(preview.url, ide_origin);
-    let page = ide.http.get(&preview.url).send().await.unwrap();
+    assert_ne!(preview_url, ide_origin);
+    let page = ide.http.get(&preview_url).send().await.unwrap();
     assert_eq!(page.status(), 200);
     assert_eq!(
         page.headers()["cross-origin-resource-policy"],
@@ -222,7 +231,7 @@ async fn a_todo_app_is_built_served_and_edited() {
     let forged = ide
         .http
         .post(ide.url("/api/send_message"))
-        .header("origin", preview.url.trim_end_matches('/'))
+        .header("origin", preview_url.trim_end_matches('/'))
         .form(&[("project", project.as_str()), ("text", "delete everything")])
         .send()
         .await
@@ -378,4 +387,233 @@ async fn requests_from_other_sites_are_refused() {
         .unwrap();
     assert!(!response.status().is_success());
     assert!(response.text().await.unwrap().contains("refused"));
+}
+
+// ---------------------------------------------------------------- a port flood
+
+/// An answer whose dev server serves "the app" on 4599, then, once the file
+/// `go` exists, opens and closes 400 ports in bursts of 50 over about six
+/// seconds, then serves "after the flood" on 4600.
+const PORT_FLOOD: &str = r#"#! match: flood ports
+A server that floods the ports.
+
+<boltArtifact id="flood" title="Port flood">
+<boltAction type="file" filePath="flood.js">
+const fs = require('fs');
+const net = require('net');
+const http = require('http');
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+const listen = (server, port) => new Promise((done, fail) => {
+  server.once('error', fail);
+  server.listen(port, '127.0.0.1', () => done(server));
+});
+const page = (body) => http.createServer((req, res) => res.end(body));
+(async () => {
+  await listen(page('the app'), 4599);
+  while (!fs.existsSync('go')) await sleep(50);
+  for (let burst = 0; burst < 8; burst++) {
+    const servers = [];
+    for (let i = 0; i < 50; i++) {
+      servers.push(await listen(net.createServer((c) => c.end()), 20000 + burst * 50 + i));
+    }
+    await sleep(400);
+    await Promise.all(servers.map((s) => new Promise((done) => s.close(done))));
+    await sleep(350);
+  }
+  await listen(page('after the flood'), 4600);
+})();
+</boltAction>
+<boltAction type="start">
+node flood.js
+</boltAction>
+</boltArtifact>
+"#;
+
+const FLOOD_PORTS: std::ops::Range<u16> = 20000..20400;
+
+/// Descriptors the process holds open.
+fn descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+fn url_of(state: &SessionState, port: u16) -> Option<Option<String>> {
+    state
+        .previews
+        .iter()
+        .find(|p| p.port == port)
+        .map(|p| p.url.clone())
+}
+
+/// A connection that stays open after one request, as a page showing the
+/// preview keeps one; returns it with the reply's body.
+async fn visit(url: &str) -> (tokio::net::TcpStream, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let authority = url.trim_start_matches("http://").trim_end_matches('/');
+    let mut stream = tokio::net::TcpStream::connect(authority).await.unwrap();
+    let request = format!("GET / HTTP/1.1\r\nHost: {authority}\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut reply = Vec::new();
+    let mut buf = [0; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&reply).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n")
+            && let Some(length) = head.lines().find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length: ")
+                    .map(str::to_owned)
+            })
+            && body.len() >= length.trim().parse::<usize>().unwrap()
+        {
+            return (stream, body.to_owned());
+        }
+        let n = stream.read(&mut buf).await.unwrap();
+        assert!(n > 0, "the preview closed the connection: {text}");
+        reply.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// Waits until nothing accepts connections at `url` any more.
+async fn assert_released(url: &str) {
+    let authority = url.trim_start_matches("http://").trim_end_matches('/');
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while tokio::net::TcpStream::connect(authority).await.is_ok() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{url} still accepts"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_port_flood_does_not_exhaust_the_ides_descriptors() {
+    let script = tempfile::tempdir().unwrap();
+    std::fs::write(script.path().join("port-flood.txt"), PORT_FLOOD).unwrap();
+    let mock = Mock::start_with(script.path(), &["--chunk-size", "256"]);
+    let ide = Ide::start(&mock).await;
+    let project = ide.new_project().await;
+    let mut feed = ide.feed(&project).await;
+    ide.send(&project, "flood the ports").await;
+
+    // The dev server's first port is shown without being asked for.
+    feed.until("the app's preview", |s| {
+        status_of(s, "start") == Some(ActionStatus::Complete)
+            && url_of(s, 4599).is_some_and(|url| url.is_some())
+    })
+    .await;
+    let app = url_of(&feed.state, 4599).unwrap().unwrap();
+    // A page shows it all along, holding a connection.
+    let (_page, body) = visit(&app).await;
+    assert_eq!(body, "the app");
+
+    let pid = ide.pid();
+    let baseline = descriptors(pid);
+    let peak = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(baseline));
+    let sampler = tokio::spawn({
+        let peak = peak.clone();
+        async move {
+            loop {
+                peak.fetch_max(descriptors(pid), std::sync::atomic::Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    });
+    let (status, body) = ide
+        .call(
+            "write_file",
+            &[("project", &project), ("path", "go"), ("content", "")],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    // While the ports come and go, the person picks some of them.
+    let deadline = tokio::time::Instant::now() + RUN_TIMEOUT;
+    let mut asked = std::collections::BTreeSet::new();
+    let mut shown = Vec::new();
+    let flood_listed = |s: &SessionState| s.previews.iter().any(|p| FLOOD_PORTS.contains(&p.port));
+    while url_of(&feed.state, 4600).is_none() || flood_listed(&feed.state) {
+        feed.next("the flood to end", deadline).await;
+        let unasked = feed
+            .state
+            .previews
+            .iter()
+            .find(|p| FLOOD_PORTS.contains(&p.port) && !asked.contains(&p.port));
+        if let Some(preview) = unasked
+            && asked.len() < 40
+        {
+            let port = preview.port;
+            asked.insert(port);
+            let (status, body) = ide
+                .call(
+                    "open_preview",
+                    &[("project", &project), ("port", &port.to_string())],
+                )
+                .await;
+            if status == 200 {
+                shown.push(serde_json::from_str::<String>(&body).unwrap());
+            } else {
+                // The port closed meanwhile.
+                assert!(body.contains("nothing listens on port"), "{body}");
+            }
+        }
+    }
+    assert!(
+        shown.len() >= 10,
+        "only {} previews were shown",
+        shown.len()
+    );
+
+    // Previews of the ports that closed are gone, here and on the server.
+    let expected = [(4599, Some(app.clone())), (4600, None)];
+    let listed = |s: &SessionState| {
+        s.previews
+            .iter()
+            .map(|p| (p.port, p.url.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(listed(&feed.state), expected);
+    let mut fresh = ide.feed(&project).await;
+    fresh.until("a snapshot", |s| !s.messages.is_empty()).await;
+    assert_eq!(listed(&fresh.state), expected);
+    for url in &shown {
+        assert_released(url).await;
+    }
+
+    // The IDE holds about what it held before the flood.
+    let settle = tokio::time::Instant::now() + Duration::from_secs(30);
+    while descriptors(pid) > baseline + 5 && tokio::time::Instant::now() < settle {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    sampler.abort();
+    let (peak, after) = (
+        peak.load(std::sync::atomic::Ordering::Relaxed),
+        descriptors(pid),
+    );
+    eprintln!("descriptors of rivet serve: {baseline} before, {peak} at most, {after} after");
+    assert!(
+        peak <= baseline + 20,
+        "{peak} descriptors at the peak, {baseline} before"
+    );
+    assert!(
+        after <= baseline + 5,
+        "{after} descriptors after, {baseline} before"
+    );
+
+    // The app's preview was in use, so it kept its address; the port opened
+    // last gets one when asked.
+    let (_, body) = visit(&app).await;
+    assert_eq!(body, "the app");
+    let (status, body) = ide
+        .call("open_preview", &[("project", &project), ("port", "4600")])
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let last: String = serde_json::from_str(&body).unwrap();
+    let (_, body) = visit(&last).await;
+    assert_eq!(body, "after the flood");
+    feed.until("the address of 4600", |s| {
+        url_of(s, 4600) == Some(Some(last.clone()))
+    })
+    .await;
 }

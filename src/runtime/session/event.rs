@@ -73,12 +73,14 @@ pub struct Alert {
     pub action: Option<ActionRef>,
 }
 
-/// A dev server the preview can show.
+/// A server listening in the project, which the preview can show.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Preview {
     pub port: u16,
-    /// Where the browser loads it: an origin of its own.
-    pub url: String,
+    /// Where the browser loads it, an origin of its own; `None` until the
+    /// preview is asked for (the dev server of a `start` gets one at once).
+    #[serde(default)]
+    pub url: Option<String>,
 }
 
 /// One event as it goes over the wire, numbered within its session.
@@ -144,8 +146,15 @@ pub enum SessionEvent {
     Alert {
         alert: Alert,
     },
+    /// A server listens on a port (with the preview's address when it has one).
     PreviewOpened {
         preview: Preview,
+    },
+    /// A listed port got an address for its preview, or (`None`) lost it
+    /// to make room for another.
+    PreviewUrl {
+        port: u16,
+        url: Option<String>,
     },
     PreviewClosed {
         port: u16,

@@ -267,6 +267,16 @@ impl SessionState {
                 self.previews.sort_by_key(|p| p.port);
                 Touched::Previews
             }
+            SessionEvent::PreviewUrl { port, url } => {
+                match self.previews.iter_mut().find(|p| p.port == *port) {
+                    Some(preview) => {
+                        preview.url.clone_from(url);
+                        Touched::Previews
+                    }
+                    // The port closed meanwhile.
+                    None => Touched::Nothing,
+                }
+            }
             SessionEvent::PreviewClosed { port } => {
                 self.previews.retain(|p| p.port != *port);
                 Touched::Previews

@@ -183,23 +183,73 @@ fn the_terminal_keeps_a_bounded_tail() {
 #[test]
 fn previews_are_keyed_by_port() {
     let mut state = SessionState::default();
-    let open = |port, url: &str| SessionEvent::PreviewOpened {
-        preview: Preview {
-            port,
-            url: url.into(),
-        },
-    };
-    state.apply(&open(5173, "a"));
-    state.apply(&open(3000, "b"));
-    state.apply(&open(5173, "c"));
-    let ports: Vec<_> = state
-        .previews
-        .iter()
-        .map(|p| (p.port, p.url.as_str()))
-        .collect();
-    assert_eq!(ports, [(3000, "b"), (5173, "c")]);
+    state.apply(&opened(5173, Some("a")));
+    state.apply(&opened(3000, Some("b")));
+    state.apply(&opened(5173, Some("c")));
+    assert_eq!(previews(&state), [(3000, Some("b")), (5173, Some("c"))]);
     state.apply(&SessionEvent::PreviewClosed { port: 3000 });
     assert_eq!(state.previews.len(), 1);
+}
+
+fn opened(port: u16, url: Option<&str>) -> SessionEvent {
+    SessionEvent::PreviewOpened {
+        preview: Preview {
+            port,
+            url: url.map(str::to_owned),
+        },
+    }
+}
+
+fn previews(state: &SessionState) -> Vec<(u16, Option<&str>)> {
+    state
+        .previews
+        .iter()
+        .map(|p| (p.port, p.url.as_deref()))
+        .collect()
+}
+
+#[test]
+fn a_port_is_listed_at_once_and_gets_its_url_when_asked() {
+    let mut state = SessionState::default();
+    state.apply(&opened(5173, Some("http://127.0.0.1:41000/")));
+    state.apply(&opened(20001, None));
+    assert_eq!(
+        previews(&state),
+        [(5173, Some("http://127.0.0.1:41000/")), (20001, None)]
+    );
+    let url = |port, url: Option<&str>| SessionEvent::PreviewUrl {
+        port,
+        url: url.map(str::to_owned),
+    };
+    assert_eq!(
+        state.apply(&url(20001, Some("http://127.0.0.1:41001/"))),
+        Touched::Previews
+    );
+    // Making room for it took the first one's address back.
+    state.apply(&url(5173, None));
+    assert_eq!(
+        previews(&state),
+        [(5173, None), (20001, Some("http://127.0.0.1:41001/"))]
+    );
+    // An address for a port that closed meanwhile does not bring it back.
+    state.apply(&SessionEvent::PreviewClosed { port: 20001 });
+    assert_eq!(
+        state.apply(&url(20001, Some("http://127.0.0.1:41001/"))),
+        Touched::Nothing
+    );
+    assert_eq!(previews(&state), [(5173, None)]);
+}
+
+#[test]
+fn a_preview_without_url_survives_json() {
+    let event = opened(3000, None);
+    let json = serde_json::to_value(&event).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({"type": "preview_opened", "preview": {"port": 3000, "url": null}})
+    );
+    let back: SessionEvent = serde_json::from_value(json).unwrap();
+    assert_eq!(back, event);
 }
 
 #[test]

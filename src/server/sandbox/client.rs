@@ -5,7 +5,7 @@
 //! treated as untrusted: sizes are bounded by the protocol, unexpected
 //! descriptors are closed, unknown ids are ignored.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -54,6 +54,49 @@ impl ProjectEvents {
         self.open().iter().copied().collect()
     }
 
+    /// Port events from now on. A subscriber that falls behind (a project
+    /// can open and close ports faster than anyone reads the events) is not
+    /// left with a wrong picture: it gets the difference between what it
+    /// last knew and the ports open now, then goes on.
+    pub fn port_stream(
+        self: &Arc<Self>,
+    ) -> impl futures::Stream<Item = PortEvent> + Send + 'static {
+        let (known, rx) = {
+            let open = self.open();
+            (open.clone(), self.ports.subscribe())
+        };
+        let state = (known, rx, VecDeque::new(), Arc::clone(self));
+        futures::stream::unfold(
+            state,
+            |(mut known, mut rx, mut pending, events)| async move {
+                loop {
+                    if let Some(event) = pending.pop_front() {
+                        return Some((event, (known, rx, pending, events)));
+                    }
+                    match rx.recv().await {
+                        Ok(event) => {
+                            if note(&mut known, event) {
+                                return Some((event, (known, rx, pending, events)));
+                            }
+                        }
+                        Err(broadcast::error::RecvError::Lagged(_)) => {
+                            let now = events.open().clone();
+                            let closed = known
+                                .difference(&now)
+                                .map(|&port| PortEvent::Closed { port });
+                            let opened = now
+                                .difference(&known)
+                                .map(|&port| PortEvent::Opened { port });
+                            pending.extend(closed.chain(opened));
+                            known = now;
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return None,
+                    }
+                }
+            },
+        )
+    }
+
     /// Records the ports listening now and announces the difference.
     pub fn set_ports(&self, now: BTreeSet<u16>) {
         let mut open = self.open();
@@ -64,6 +107,15 @@ impl ProjectEvents {
             let _ = self.ports.send(PortEvent::Closed { port });
         }
         *open = now;
+    }
+}
+
+/// Applies `event` to `known`; false when it changes nothing (an event
+/// replayed after catching up).
+fn note(known: &mut BTreeSet<u16>, event: PortEvent) -> bool {
+    match event {
+        PortEvent::Opened { port } => known.insert(port),
+        PortEvent::Closed { port } => known.remove(&port),
     }
 }
 
@@ -354,6 +406,8 @@ impl AgentClient {
 mod tests {
     use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
 
+    use futures::{FutureExt, StreamExt};
+
     use super::*;
     use crate::server::sandbox::protocol::Request;
 
@@ -432,5 +486,38 @@ mod tests {
             .for_path("a")
             .to_string();
         assert_eq!(message, "the sandbox did not answer");
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_flooded_with_port_events_still_sees_the_ports_open_now() {
+        let events = Arc::new(ProjectEvents::default());
+        events.set_ports(BTreeSet::from([80]));
+        let mut stream = Box::pin(events.port_stream());
+        // Far more events than the channel keeps: the subscriber falls behind.
+        events.set_ports((1000..1400).collect());
+        events.set_ports(BTreeSet::from([1000, 5000]));
+        let expected = BTreeSet::from([1000, 5000]);
+        let mut seen = BTreeSet::from([80]);
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while seen != expected {
+                note(&mut seen, stream.next().await.unwrap());
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("the subscriber believes {seen:?} are open"));
+        // Nothing is left that would change the picture again.
+        assert!(stream.next().now_or_never().is_none());
+        events.set_ports(BTreeSet::new());
+        let mut closed = vec![stream.next().await.unwrap(), stream.next().await.unwrap()];
+        closed.sort_by_key(|e| match e {
+            PortEvent::Opened { port } | PortEvent::Closed { port } => *port,
+        });
+        assert_eq!(
+            closed,
+            [
+                PortEvent::Closed { port: 1000 },
+                PortEvent::Closed { port: 5000 }
+            ]
+        );
     }
 }

@@ -278,8 +278,7 @@ impl Runtime for ProjectRuntime {
     }
 
     fn port_events(&self) -> EventStream<PortEvent> {
-        let events = BroadcastStream::new(self.entry.events.ports.subscribe());
-        Box::pin(events.filter_map(|event| async move { event.ok() }))
+        Box::pin(self.entry.events.port_stream())
     }
 
     async fn open_ports(&self) -> Vec<u16> {

@@ -12,6 +12,7 @@ use super::turn::{self, Answer};
 use crate::app::api::FileChange;
 use crate::runtime::host::RuntimeError;
 use crate::runtime::project::{InvalidProjectId, ProjectId};
+use crate::runtime::runner::PreviewError;
 use crate::runtime::session::{Message, SessionEvent};
 use crate::server::llm::client::ChatMessage;
 use crate::server::llm::prompt::RuntimeDescription;
@@ -36,6 +37,8 @@ pub enum ApiError {
     NotRetryable(String),
     #[error("{0} is not UTF-8 text")]
     NotText(String),
+    #[error(transparent)]
+    Preview(#[from] PreviewError),
 }
 
 /// The project's handle. The request has passed `access::guard` (the
@@ -246,4 +249,11 @@ pub async fn answer_diff(project: &str, path: &str) -> Result<Option<FileChange>
         Err(_) => String::new(),
     };
     Ok(Some(FileChange { before, after }))
+}
+
+/// Gives a port of the project a preview address (the person picked it in
+/// the preview pane) and returns it; the session hears of it too.
+pub async fn open_preview(project: &str, port: u16) -> Result<String, ApiError> {
+    let (_, handle) = open(project).await?;
+    Ok(handle.runner.open_preview(port)?)
 }

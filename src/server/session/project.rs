@@ -13,7 +13,7 @@ use super::recording::{Baselines, RecordingRuntime};
 use crate::runtime::host::Runtime;
 use crate::runtime::project::ProjectId;
 use crate::runtime::protocol::Parser;
-use crate::runtime::runner::{PreviewUrl, Runner, RunnerContext};
+use crate::runtime::runner::{PreviewHooks, Runner, RunnerContext};
 use crate::runtime::session::SessionEvent;
 use crate::server::llm::client::ChatMessage;
 
@@ -67,7 +67,7 @@ impl ProjectHandle {
         id: ProjectId,
         session: Arc<Session>,
         runtime: Arc<dyn Runtime>,
-        preview_url: PreviewUrl,
+        previews: PreviewHooks,
     ) -> Arc<ProjectHandle> {
         let answer_before = Baselines::default();
         let recording: Arc<dyn Runtime> = Arc::new(RecordingRuntime {
@@ -82,7 +82,7 @@ impl ProjectHandle {
                 tokio::spawn(task);
             }),
             sleep: Arc::new(|duration| tokio::time::sleep(duration).boxed()),
-            preview_url,
+            previews,
             start_timeout: START_TIMEOUT,
         });
         Arc::new(ProjectHandle {
