@@ -632,7 +632,11 @@ async fn a_terminal_for_a_project_that_does_not_exist_starts_no_sandbox() {
     let url = format!("ws://{}/api/projects/ghost/terminals/main/ws", ide.addr);
     let request = {
         use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-        url.as_str().into_client_request().unwrap()
+        let mut request = url.as_str().into_client_request().unwrap();
+        request
+            .headers_mut()
+            .insert("authorization", super::support::bearer().parse().unwrap());
+        request
     };
     let stream = tokio::net::TcpStream::connect(ide.addr).await.unwrap();
     let refused = tokio_tungstenite::client_async(request, stream).await;

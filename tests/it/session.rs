@@ -452,7 +452,10 @@ async fn visit(url: &str) -> (tokio::net::TcpStream, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let authority = url.trim_start_matches("http://").trim_end_matches('/');
     let mut stream = tokio::net::TcpStream::connect(authority).await.unwrap();
-    let request = format!("GET / HTTP/1.1\r\nHost: {authority}\r\n\r\n");
+    let request = format!(
+        "GET / HTTP/1.1\r\nHost: {authority}\r\nAuthorization: {}\r\n\r\n",
+        super::support::bearer()
+    );
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut reply = Vec::new();
     let mut buf = [0; 4096];

@@ -70,9 +70,7 @@ pub fn perform(root: &Path, op: Op, payload: &[u8]) -> Result<(Reply, Vec<u8>), 
         | Op::KillTree { .. }
         | Op::Connect { .. }
         | Op::Listen { .. }
-        | Op::Shutdown => {
-            Err(AgentError::invalid("not a file operation"))
-        }
+        | Op::Shutdown => Err(AgentError::invalid("not a file operation")),
     }
 }
 

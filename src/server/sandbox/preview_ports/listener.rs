@@ -17,8 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::super::SandboxManager;
 use super::super::preview::proxy;
-use crate::server::access::Access;
 use crate::runtime::preview::PreviewHost;
+use crate::server::access::Access;
 
 /// Fresh ports asked of the system before giving up on one never used.
 const FRESH_TRIES: usize = 32;
