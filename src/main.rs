@@ -1,8 +1,7 @@
-#[cfg(feature = "ssr")]
+//! The `rivet` binary: the server and its command line. It exists only with
+//! the `ssr` feature (`required-features` in Cargo.toml); the WASM bundle
+//! starts from `rivet::hydrate`.
+
 fn main() -> std::process::ExitCode {
     rivet::server::cli::main()
 }
-
-// The WASM bundle starts from `rivet::hydrate`; the binary only exists with `ssr`.
-#[cfg(not(feature = "ssr"))]
-fn main() {}

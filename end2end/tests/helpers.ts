@@ -1,4 +1,5 @@
 import { expect, type Page } from '@playwright/test';
+import path from 'node:path';
 
 /** The IDE's access token (set by playwright.config.ts). */
 export const TOKEN = process.env.RIVET_E2E_TOKEN!;
@@ -51,4 +52,15 @@ export async function editorText(page: Page, path: string): Promise<string> {
     const model = (window as any).monaco?.editor.getModel((window as any).monaco.Uri.file('/' + p));
     return model ? model.getValue() : '';
   }, path);
+}
+
+/** Saves a picture of the page: into docs/images (for the README) when
+ *  RIVET_UPDATE_SCREENSHOTS=1, otherwise into test-results, so a test run
+ *  never changes tracked files. */
+export async function screenshot(page: Page, name: string) {
+  const update = process.env.RIVET_UPDATE_SCREENSHOTS === '1';
+  const dir = update
+    ? path.join(__dirname, '..', '..', 'docs', 'images')
+    : path.join(__dirname, '..', 'test-results');
+  await page.screenshot({ path: path.join(dir, name) });
 }

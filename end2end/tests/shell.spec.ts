@@ -1,6 +1,5 @@
 import { expect, test } from '@playwright/test';
-import path from 'node:path';
-import { openIde } from './helpers';
+import { openIde, screenshot } from './helpers';
 
 test('the page is cross-origin isolated', async ({ page }) => {
   const response = await openIde(page);
@@ -73,5 +72,5 @@ test('screenshot for the README', async ({ page }) => {
   await openIde(page);
   await expect(page.getByTestId('editor').locator('.monaco-editor')).toBeVisible();
   await expect(page.getByTestId('terminal').locator('.xterm')).toBeVisible();
-  await page.screenshot({ path: path.join(__dirname, '..', '..', 'docs', 'images', 'ide.png') });
+  await screenshot(page, 'ide.png');
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import os from 'node:os';
-import { actions, editorText, newProject, send } from './helpers';
+import { actions, editorText, newProject, screenshot, send } from './helpers';
 
 const APP_READY = 180_000;
 
@@ -44,6 +44,8 @@ test('a todo app is built, runs in the preview, and takes an edit', async ({ pag
   await expect(app.getByRole('button', { name: 'Clear completed' })).toBeVisible();
   // The hot reload kept the page: the todo is still there.
   await expect(app.getByRole('listitem')).toContainText('buy milk');
+  // The README's picture of a built app beside its conversation.
+  await screenshot(page, 'todo-app.png');
 });
 
 test('a misspelt dependency fails the install with npm\'s 404 and an alert', async ({ page }) => {

@@ -175,3 +175,17 @@ async fn sigterm_stops_the_server_after_its_log_reader_has_gone() {
         "{addr} still accepts connections"
     );
 }
+
+/// `cargo bench --bench protocol` builds without `ssr`: it must not replace
+/// `target/release/rivet` with a binary that does nothing.
+#[test]
+fn the_binary_exists_only_with_the_server_feature() {
+    let manifest: toml::Table = include_str!("../../Cargo.toml").parse().unwrap();
+    let bins = manifest["bin"].as_array().unwrap();
+    let rivet = bins
+        .iter()
+        .find(|b| b["name"].as_str() == Some("rivet"))
+        .unwrap();
+    let required = rivet["required-features"].as_array().unwrap();
+    assert_eq!(required, &[toml::Value::from("ssr")]);
+}
