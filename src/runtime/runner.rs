@@ -12,17 +12,24 @@
 //! The runner does not spawn tasks itself: its owner gives it a spawner, the
 //! server a tokio one and the browser `spawn_local`.
 
+mod early;
+#[cfg(test)]
+mod fake;
 mod output;
 mod previews;
 mod shell;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures::channel::mpsc;
+use futures::stream::FusedStream;
 use futures::{FutureExt, StreamExt};
 
+use self::early::{Early, Prelude};
 use self::output::OutputTail;
 use crate::runtime::action::{ValidatedAction, apply_blocks, validate};
 use crate::runtime::host::{
@@ -120,6 +127,7 @@ struct Inner {
     cx: RunnerContext,
     queue: mpsc::UnboundedSender<Job>,
     control: Mutex<Control>,
+    early: Mutex<Early>,
     /// Held while a preview changes and the session is told.
     previews: Mutex<()>,
 }
@@ -142,6 +150,7 @@ impl Runner {
                 cx,
                 queue,
                 control: Mutex::new(Control::default()),
+                early: Mutex::new(Early::default()),
                 previews: Mutex::new(()),
             }),
         };
@@ -235,7 +244,7 @@ impl Runner {
                 .as_ref()
                 .filter(|s| s.turn == turn)
                 .map(|s| Arc::clone(&s.process));
-            [running, starting]
+            [running, starting, self.early_abort()]
         };
         for process in to_kill.into_iter().flatten() {
             (self.inner.cx.spawn)(
@@ -272,13 +281,15 @@ impl Runner {
         self.status(&job.action, ActionStatus::Running);
         let result = match validated {
             ValidatedAction::WriteFile { path, content } => {
-                self.write_file(path.as_str(), &content).await
+                self.write_file(job.turn, path.as_str(), &content).await
             }
-            ValidatedAction::Edit { path, blocks } => self.edit_file(path.as_str(), &blocks).await,
+            ValidatedAction::Edit { path, blocks } => {
+                self.edit_file(job.turn, path.as_str(), &blocks).await
+            }
             ValidatedAction::Shell { command } | ValidatedAction::Build { command } => {
-                self.run_command(&job, &command).await
+                self.run_shell(&job, &command).await
             }
-            ValidatedAction::Start { command } => return self.start_server(&job, &command).await,
+            ValidatedAction::Start { command } => return self.start(&job, &command).await,
             ValidatedAction::Supabase { .. } => Err(
                 "Supabase actions need a Supabase connection, which this project does not have"
                     .to_owned(),
@@ -292,7 +303,7 @@ impl Runner {
         self.status(&job.action, status);
     }
 
-    async fn write_file(&self, path: &str, content: &str) -> Result<(), String> {
+    async fn write_file(&self, turn: u64, path: &str, content: &str) -> Result<(), String> {
         self.inner
             .cx
             .runtime
@@ -303,11 +314,13 @@ impl Runner {
             path: path.to_owned(),
             by_model: true,
         });
+        self.early_after_write(turn, path, content).await;
         Ok(())
     }
 
     async fn edit_file(
         &self,
+        turn: u64,
         path: &str,
         blocks: &[crate::runtime::action::EditBlock],
     ) -> Result<(), String> {
@@ -320,7 +333,7 @@ impl Runner {
             .map_err(|e| e.to_string())?;
         let original = String::from_utf8(bytes).map_err(|_| format!("{path} is not UTF-8 text"))?;
         let edited = apply_blocks(&original, blocks).map_err(|e| format!("edit of {path}: {e}"))?;
-        self.write_file(path, &edited).await
+        self.write_file(turn, path, &edited).await
     }
 
     /// Applies the `rm`/`cd` rewrites, telling the terminal about each.
@@ -352,7 +365,7 @@ impl Runner {
         }
     }
 
-    async fn spawn(&self, job: &Job, spec: CommandSpec) -> Result<Arc<dyn Process>, String> {
+    async fn spawn(&self, turn: u64, spec: CommandSpec) -> Result<Arc<dyn Process>, String> {
         self.terminal(format!("\x1b[1;36m$ {}\x1b[0m\r\n", spec.command));
         let process: Arc<dyn Process> = Arc::from(
             self.inner
@@ -363,17 +376,38 @@ impl Runner {
                 .map_err(|e| e.to_string())?,
         );
         // Stop may have been pressed while the process was starting.
-        if self.is_aborted(job.turn) {
+        if self.is_aborted(turn) {
             let _ = process.kill().await;
         }
         Ok(process)
+    }
+
+    /// A `shell` or `build` action: joins the early install or waits for
+    /// it, then runs (the rest of) the command.
+    async fn run_shell(&self, job: &Job, command: &str) -> Result<(), String> {
+        match self.early_before(job, command).await? {
+            Prelude::Run => self.run_command(job, command).await,
+            Prelude::Joined { rest: Some(rest) } => self.run_command(job, &rest).await,
+            Prelude::Joined { rest: None } => Ok(()),
+        }
+    }
+
+    /// A `start` action: the dev server starts once the install it depends
+    /// on is done (an `npm install && npm run dev` joins the early install).
+    async fn start(&self, job: &Job, command: &str) {
+        match self.early_before(job, command).await {
+            Ok(Prelude::Run) => self.start_server(job, command).await,
+            Ok(Prelude::Joined { rest: Some(rest) }) => self.start_server(job, &rest).await,
+            Ok(Prelude::Joined { rest: None }) => self.status(&job.action, ActionStatus::Complete),
+            Err(reason) => self.early_start_failed(job, reason),
+        }
     }
 
     async fn run_command(&self, job: &Job, command: &str) -> Result<(), String> {
         let command = self.rewritten(command).await;
         let process = self
             .spawn(
-                job,
+                job.turn,
                 CommandSpec::command(command.clone()).with_pty(COMMAND_PTY),
             )
             .await?;
@@ -421,9 +455,10 @@ impl Runner {
                 status = exit => break status,
             }
         };
-        // What the process wrote just before it exited may still be in flight.
+        // What the process wrote just before it exited may still be in flight
+        // (unless its output has already ended: then there is no wait).
         let mut deadline = (self.inner.cx.sleep)(DRAIN_AFTER_EXIT).fuse();
-        loop {
+        while !output.is_terminated() {
             futures::select! {
                 chunk = output.next() => match chunk {
                     Some(bytes) => self.copy_output(&bytes, tail),
@@ -454,7 +489,7 @@ impl Runner {
         let ports = self.inner.cx.runtime.port_events();
         let process = match self
             .spawn(
-                job,
+                job.turn,
                 CommandSpec::server(command.clone()).with_pty(COMMAND_PTY),
             )
             .await
@@ -583,8 +618,14 @@ impl Runner {
             control.aborted_turn = control.turn;
             [control.running.take(), control.server.take()]
         };
-        for tracked in processes.into_iter().flatten() {
-            let _ = tracked.process.kill().await;
+        let early = self.early_abort();
+        for process in processes
+            .into_iter()
+            .flatten()
+            .map(|t| t.process)
+            .chain(early)
+        {
+            let _ = process.kill().await;
         }
     }
 }
