@@ -9,6 +9,18 @@
 //! or invalid action is reported as failed and never run. `abort` stops the
 //! running command and everything still pending.
 //!
+//! A written `package.json` starts the dependency install at once, in the
+//! background; the answer's own plain install joins it, and every other
+//! command waits for it to end (see `early`).
+//!
+//! The `start` action is not moved ahead of earlier commands: it runs when
+//! the queue reaches it, which is as soon as its command arrives once the
+//! install it depends on is done (earlier file writes take milliseconds).
+//! Starting it before an earlier command ended would break the order the
+//! answer was written in: that command may be the install itself (joined or
+//! not), a build the server serves, or one that creates files the server
+//! needs.
+//!
 //! The runner does not spawn tasks itself: its owner gives it a spawner, the
 //! server a tokio one and the browser `spawn_local`.
 

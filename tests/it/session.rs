@@ -207,6 +207,19 @@ async fn a_todo_app_is_built_served_and_edited() {
         state.terminal.contains("npm install"),
         "the terminal shows the command"
     );
+    // The install began as soon as package.json was written, and the
+    // answer's own `npm install` joined it: one install process, not two.
+    assert!(
+        state.terminal.contains("installing dependencies early"),
+        "{}",
+        state.terminal
+    );
+    assert_eq!(
+        state.terminal.matches("$ npm install").count(),
+        1,
+        "{}",
+        state.terminal
+    );
     assert!(state.alerts.is_empty(), "{:?}", state.alerts);
 
     // The preview is served through the IDE from an origin of its own: the

@@ -199,7 +199,9 @@ impl Runner {
 
     async fn early_install(&self, start: &Start) -> Outcome {
         let command = start.manager.install();
-        self.terminal("\x1b[2m# Rivet: installing dependencies early, while the answer streams\x1b[0m\r\n");
+        self.terminal(
+            "\x1b[2m# Rivet: installing dependencies early, while the answer streams\x1b[0m\r\n",
+        );
         let process = self
             .spawn(
                 start.turn,
@@ -267,7 +269,11 @@ impl Runner {
             Ok(()) => Ok(Prelude::Joined { rest }),
             Err(reason) => {
                 if !self.is_aborted(job.turn) {
-                    self.alert(format!("`{first}` failed"), reason.clone(), Some(&job.action));
+                    self.alert(
+                        format!("`{first}` failed"),
+                        reason.clone(),
+                        Some(&job.action),
+                    );
                 }
                 Err(reason)
             }

@@ -385,11 +385,15 @@ impl Harness {
     }
 
     pub fn shell(&mut self, command: &str) {
-        self.stream(&format!("<boltAction type=\"shell\">{command}</boltAction>"));
+        self.stream(&format!(
+            "<boltAction type=\"shell\">{command}</boltAction>"
+        ));
     }
 
     pub fn start(&mut self, command: &str) {
-        self.stream(&format!("<boltAction type=\"start\">{command}</boltAction>"));
+        self.stream(&format!(
+            "<boltAction type=\"start\">{command}</boltAction>"
+        ));
     }
 
     /// Runs every task until all of them wait on something the test does.
@@ -412,7 +416,9 @@ impl Harness {
             .iter()
             .map(|id| {
                 events.iter().rev().find_map(|e| match e {
-                    SessionEvent::ActionStatus { action, status } if action.action_id == id.as_str() => {
+                    SessionEvent::ActionStatus { action, status }
+                        if action.action_id == id.as_str() =>
+                    {
                         Some(status.clone())
                     }
                     _ => None,

@@ -15,7 +15,10 @@ fn complete() -> Option<ActionStatus> {
 fn failed_with(harness: &Harness, n: usize, text: &str) {
     match harness.status(n) {
         Some(ActionStatus::Failed { reason }) => {
-            assert!(reason.contains(text), "action {n}: {reason:?} lacks {text:?}")
+            assert!(
+                reason.contains(text),
+                "action {n}: {reason:?} lacks {text:?}"
+            )
         }
         other => panic!("action {n} is {other:?}, not failed"),
     }
@@ -35,31 +38,67 @@ fn installing_early(files: &[(&str, &str)], package_json: &str, install: &str) -
     h
 }
 
+/// A project, the early install it gets, and an answer's command joining it.
+struct Joining {
+    files: &'static [(&'static str, &'static str)],
+    package_json: &'static str,
+    install: &'static str,
+    command: &'static str,
+    /// What runs after the install, as written.
+    after: &'static [&'static str],
+}
+
 #[test]
 fn a_plain_install_joins_the_early_install() {
     let pnpm = r#"{"name": "app", "packageManager": "pnpm@9.1.0"}"#;
-    let cases: &[(&[(&str, &str)], &str, &str, &str, &[&str])] = &[
-        (&[], PACKAGE_JSON, "npm install", "npm install", &[]),
-        (&[], PACKAGE_JSON, "npm install", "npm i", &[]),
-        (
+    let case = |files, package_json, install, command, after| Joining {
+        files,
+        package_json,
+        install,
+        command,
+        after,
+    };
+    let cases = [
+        case(&[], PACKAGE_JSON, "npm install", "npm install", &[]),
+        case(&[], PACKAGE_JSON, "npm install", "npm i", &[]),
+        case(
             &[("package-lock.json", "{}")],
             PACKAGE_JSON,
             "npm install",
             "npm install && npm run build",
             &["npm run build"],
         ),
-        (&[("pnpm-lock.yaml", "")], PACKAGE_JSON, "pnpm install", "pnpm i", &[]),
-        (&[], pnpm, "pnpm install", "pnpm install", &[]),
-        (&[("yarn.lock", "")], PACKAGE_JSON, "yarn install", "yarn", &[]),
+        case(
+            &[("pnpm-lock.yaml", "")],
+            PACKAGE_JSON,
+            "pnpm install",
+            "pnpm i",
+            &[],
+        ),
+        case(&[], pnpm, "pnpm install", "pnpm install", &[]),
+        case(
+            &[("yarn.lock", "")],
+            PACKAGE_JSON,
+            "yarn install",
+            "yarn",
+            &[],
+        ),
     ];
-    for (files, package_json, install, command, after) in cases {
+    for Joining {
+        files,
+        package_json,
+        install,
+        command,
+        after,
+    } in cases
+    {
         let mut h = installing_early(files, package_json, install);
         h.shell(command);
         assert_eq!(h.status(1), Some(ActionStatus::Running), "{command}");
         h.runtime.spawned()[0].exit(0);
         h.settle();
         assert_eq!(h.status(1), complete(), "{command}");
-        let mut expected = vec![install.to_string()];
+        let mut expected = vec![install.to_owned()];
         expected.extend(after.iter().map(|c| c.to_string()));
         assert_eq!(h.runtime.commands(), expected, "{command}: one install");
         assert!(
@@ -93,7 +132,11 @@ fn package_json_changed_after_the_early_install_began_installs_again() {
     h.runtime.spawned()[0].exit(0);
     h.settle();
     assert_eq!(h.runtime.commands(), ["npm install", "npm install"]);
-    assert_eq!(h.status(2), Some(ActionStatus::Running), "waits for the second");
+    assert_eq!(
+        h.status(2),
+        Some(ActionStatus::Running),
+        "waits for the second"
+    );
 
     let second = &h.runtime.spawned()[1];
     second.print("npm ERR! 404 left-pad\r\n");
@@ -195,15 +238,26 @@ fn the_dev_server_starts_as_soon_as_the_install_it_depends_on_is_done() {
     h.shell("npm install");
     h.file("src/App.jsx", "export default () => null;");
     h.start("npm run dev");
-    assert_eq!(h.runtime.commands(), ["npm install"], "not before the install");
-    assert_eq!(h.runtime.file("src/App.jsx"), None, "actions keep their order");
+    assert_eq!(
+        h.runtime.commands(),
+        ["npm install"],
+        "not before the install"
+    );
+    assert_eq!(
+        h.runtime.file("src/App.jsx"),
+        None,
+        "actions keep their order"
+    );
     h.runtime.spawned()[0].exit(0);
     h.settle();
     assert!(h.runtime.file("src/App.jsx").is_some());
     assert_eq!(h.runtime.commands(), ["npm install", "npm run dev"]);
     h.runtime.open_port(5173);
     h.settle();
-    assert_eq!(h.statuses(), [complete(), complete(), complete(), complete()]);
+    assert_eq!(
+        h.statuses(),
+        [complete(), complete(), complete(), complete()]
+    );
 }
 
 #[test]
@@ -253,4 +307,3 @@ fn only_the_root_package_json_starts_an_early_install() {
     h.file("server/package.json", PACKAGE_JSON);
     assert!(h.runtime.commands().is_empty());
 }
-

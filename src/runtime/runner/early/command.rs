@@ -91,9 +91,12 @@ mod tests {
     use super::*;
     use Manager::*;
 
+    /// The manager, and what follows in the chain.
+    type Expected = Option<(Manager, Option<&'static str>)>;
+
     #[test]
     fn plain_installs_are_recognised_and_nothing_else() {
-        let cases: &[(&str, Option<(Manager, Option<&str>)>)] = &[
+        let cases: &[(&str, Expected)] = &[
             ("npm install", Some((Npm, None))),
             ("npm i", Some((Npm, None))),
             ("  npm   install \n", Some((Npm, None))),
@@ -101,7 +104,10 @@ mod tests {
             ("pnpm i", Some((Pnpm, None))),
             ("yarn", Some((Yarn, None))),
             ("yarn install", Some((Yarn, None))),
-            ("npm install && npm run dev", Some((Npm, Some("npm run dev")))),
+            (
+                "npm install && npm run dev",
+                Some((Npm, Some("npm run dev"))),
+            ),
             (
                 "npm i && npm run build && npm test",
                 Some((Npm, Some("npm run build && npm test"))),
