@@ -110,13 +110,14 @@ impl Early {
         }
     }
 
-    /// Install `id` ended; returns the one that follows it, if any.
-    fn ended(&mut self, id: u64, aborted: bool) -> Option<Start> {
+    /// Install `id` ended; returns the one that follows it, if any (none
+    /// for a turn that was stopped: `aborted_turn` and those before it).
+    fn ended(&mut self, id: u64, aborted_turn: u64) -> Option<Start> {
         if let Some(install) = self.install.as_mut().filter(|i| i.id == id) {
             install.ended = true;
             install.process = None;
         }
-        let (turn, manager) = self.again.take().filter(|_| !aborted)?;
+        let (turn, manager) = self.again.take().filter(|(turn, _)| *turn > aborted_turn)?;
         Some(self.begin(turn, manager))
     }
 
@@ -186,8 +187,8 @@ impl Runner {
     async fn run_early(&self, mut start: Start) {
         loop {
             let outcome = self.early_install(&start).await;
-            let aborted = self.is_aborted(start.turn);
-            let next = self.early().ended(start.id, aborted);
+            let aborted_turn = self.control().aborted_turn;
+            let next = self.early().ended(start.id, aborted_turn);
             // Nobody may be waiting for it.
             let _ = start.done.send(outcome);
             match next {
