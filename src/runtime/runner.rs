@@ -256,9 +256,11 @@ impl Runner {
                 .as_ref()
                 .filter(|s| s.turn == turn)
                 .map(|s| Arc::clone(&s.process));
-            [running, starting, self.early_abort()]
+            [running, starting]
         };
-        for process in to_kill.into_iter().flatten() {
+        // The early install's lock is never taken while `control` is held.
+        let early = self.early_abort();
+        for process in to_kill.into_iter().flatten().chain(early) {
             (self.inner.cx.spawn)(
                 async move {
                     let _ = process.kill().await;

@@ -17,6 +17,8 @@
 //! once; an early install nobody joins leaves only its terminal output.
 
 mod command;
+#[cfg(test)]
+mod tests;
 
 use std::sync::{Arc, MutexGuard};
 
