@@ -1,4 +1,6 @@
 //! Agent mode: the model works on the project step by step with tools
-//! (`tools.rs`) instead of answering with one bolt artifact.
+//! (`tools.rs`) instead of answering with one bolt artifact; `run.rs` is the
+//! loop that asks the model, runs its calls and stops it with a reason.
 
+pub mod run;
 pub mod tools;
