@@ -159,9 +159,15 @@ mod tests {
         }
     }
 
-    /// Feeds calls (tool, arguments, result, ok) and returns the step at
-    /// which the detector fired, with its reason.
-    fn fire(steps: &[(&str, &str, &str, bool)]) -> Option<(usize, StuckReason)> {
+    /// One call: tool, arguments, result, whether it succeeded.
+    type Step<'a> = (&'a str, &'a str, &'a str, bool);
+    /// A case: its name, its calls, and the step and kind the detector
+    /// should fire at.
+    type Case<'a> = (&'a str, Vec<Step<'a>>, Option<(usize, &'a str)>);
+
+    /// Feeds calls and returns the step at which the detector fired, with
+    /// its reason.
+    fn fire(steps: &[Step]) -> Option<(usize, StuckReason)> {
         let mut detector = StuckDetector::new();
         steps
             .iter()
@@ -185,7 +191,7 @@ mod tests {
                 false,
             )
         };
-        let cases: Vec<(&str, Vec<(&str, &str, &str, bool)>, Option<(usize, &str)>)> = vec![
+        let cases: Vec<Case> = vec![
             (
                 "same call, same result",
                 vec![read, read_spaced, read],
