@@ -5,6 +5,10 @@
 //! command ends (its output and exit code are the answer), it opens a port
 //! (it is a server: it keeps running in the background and the answer names
 //! the port), the tool's own time limit (it is killed), or Stop.
+//!
+//! Because it runs as a server, the runtime does not reap what a finished
+//! command left running in the background (`node server.js &` keeps going);
+//! the rest of a finished command's output is awaited for [`OUTPUT_GRACE`].
 
 use std::collections::BTreeSet;
 use std::future::Future;
