@@ -5,6 +5,9 @@
 //! and, in the browser, the WebContainer. The trait is object-safe, so the
 //! action runner holds an `Arc<dyn Runtime>` and does not know which one runs.
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod fake;
+
 use std::time::Duration;
 
 use async_trait::async_trait;

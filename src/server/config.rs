@@ -20,6 +20,7 @@ pub struct Config {
     pub llm: LlmConfig,
     pub runtime: RuntimeConfig,
     pub sandbox: SandboxConfig,
+    pub agent: AgentConfig,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -61,6 +62,27 @@ pub enum RuntimeKind {
 #[serde(deny_unknown_fields)]
 pub struct RuntimeConfig {
     pub default: RuntimeKind,
+}
+
+/// Agent mode (`src/server/agent`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// The mode a new conversation starts in.
+    pub default_mode: ConversationMode,
+    /// Run `write_file`, `replace` and `run_shell_command` without asking.
+    pub auto_approve: bool,
+    /// Most model requests one agent run makes.
+    pub max_steps: u32,
+}
+
+/// How the model works on the project: one answer with bolt actions, or a
+/// loop of tool calls.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ConversationMode {
+    Build,
+    Agent,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -304,10 +326,30 @@ mod tests {
     }
 
     #[test]
+    fn agent_mode_approval_and_step_limit_come_from_the_environment() {
+        let config = load(
+            None,
+            &[
+                ("RIVET_AGENT_DEFAULT_MODE", "agent"),
+                ("RIVET_AGENT_AUTO_APPROVE", "true"),
+                ("RIVET_AGENT_MAX_STEPS", "5"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(config.agent.default_mode, ConversationMode::Agent);
+        assert!(config.agent.auto_approve);
+        assert_eq!(config.agent.max_steps, 5);
+        assert!(load(None, &[("RIVET_AGENT_DEFAULT_MODE", "chat")]).is_err());
+    }
+
+    #[test]
     fn defaults_are_the_documented_file() {
         let config = Config::defaults();
         assert_eq!(config.server.addr, "127.0.0.1:3000");
         assert_eq!(config.runtime.default, RuntimeKind::Sandbox);
+        assert_eq!(config.agent.default_mode, ConversationMode::Build);
+        assert!(!config.agent.auto_approve);
+        assert_eq!(config.agent.max_steps, 25);
         assert_eq!(config.server.auth, AuthMode::Token);
         assert!(config.server.token.is_empty());
         assert_eq!(config.sandbox.network, NetworkMode::Registry);

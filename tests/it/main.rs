@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod agent;
 mod llm;
 mod protocol;
 mod sandbox;

@@ -21,12 +21,14 @@ use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::error::{OpenAIError, WrappedError};
 use async_openai::types::chat::{
+    ChatCompletionMessageToolCall, ChatCompletionMessageToolCalls,
     ChatCompletionRequestAssistantMessage, ChatCompletionRequestAssistantMessageContent,
     ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
-    ChatCompletionRequestSystemMessageContent, ChatCompletionRequestUserMessage,
+    ChatCompletionRequestSystemMessageContent, ChatCompletionRequestToolMessage,
+    ChatCompletionRequestToolMessageContent, ChatCompletionRequestUserMessage,
     ChatCompletionRequestUserMessageContent, ChatCompletionStreamOptions, ChatCompletionTool,
     ChatCompletionTools, CreateChatCompletionRequest, CreateChatCompletionStreamResponse,
-    FinishReason as ApiFinishReason, FunctionObject,
+    FinishReason as ApiFinishReason, FunctionCall, FunctionObject,
 };
 use futures::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
@@ -41,12 +43,18 @@ use crate::runtime::llm::{FinishReason, LlmError, LlmEvent, TokenUsage, ToolCall
 pub enum Role {
     User,
     Assistant,
+    /// A tool's result (agent mode), answering the call `tool_call_id`.
+    Tool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChatMessage {
     pub role: Role,
     pub content: String,
+    /// The tools an assistant message called (agent mode).
+    pub tool_calls: Vec<ToolCall>,
+    /// The call a tool message answers.
+    pub tool_call_id: Option<String>,
 }
 
 impl ChatMessage {
@@ -54,6 +62,8 @@ impl ChatMessage {
         ChatMessage {
             role: Role::User,
             content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
         }
     }
 
@@ -61,6 +71,26 @@ impl ChatMessage {
         ChatMessage {
             role: Role::Assistant,
             content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    /// An assistant message that called tools.
+    pub fn assistant_calls(content: impl Into<String>, calls: Vec<ToolCall>) -> ChatMessage {
+        ChatMessage {
+            tool_calls: calls,
+            ..ChatMessage::assistant(content)
+        }
+    }
+
+    /// A tool's result for the call `call_id`.
+    pub fn tool(call_id: impl Into<String>, content: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            role: Role::Tool,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(call_id.into()),
         }
     }
 }
@@ -588,7 +618,12 @@ fn base_messages(request: &ChatRequest) -> Vec<ChatCompletionRequestMessage> {
     }
     messages.extend(request.messages.iter().map(|m| match m.role {
         Role::User => user(&m.content),
+        Role::Assistant if !m.tool_calls.is_empty() => assistant_calls(m),
         Role::Assistant => assistant(&m.content),
+        Role::Tool => ChatCompletionRequestMessage::Tool(ChatCompletionRequestToolMessage {
+            content: ChatCompletionRequestToolMessageContent::Text(m.content.clone()),
+            tool_call_id: m.tool_call_id.clone().unwrap_or_default(),
+        }),
     }));
     messages
 }
@@ -601,6 +636,28 @@ fn user(text: &str) -> ChatCompletionRequestMessage {
     ChatCompletionRequestMessage::User(ChatCompletionRequestUserMessage {
         content: ChatCompletionRequestUserMessageContent::Text(text.to_owned()),
         name: None,
+    })
+}
+
+fn assistant_calls(m: &ChatMessage) -> ChatCompletionRequestMessage {
+    let calls = m
+        .tool_calls
+        .iter()
+        .map(|c| {
+            ChatCompletionMessageToolCalls::Function(ChatCompletionMessageToolCall {
+                id: c.id.clone(),
+                function: FunctionCall {
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                },
+            })
+        })
+        .collect();
+    ChatCompletionRequestMessage::Assistant(ChatCompletionRequestAssistantMessage {
+        content: (!m.content.is_empty())
+            .then(|| ChatCompletionRequestAssistantMessageContent::Text(m.content.clone())),
+        tool_calls: Some(calls),
+        ..Default::default()
     })
 }
 

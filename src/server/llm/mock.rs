@@ -301,6 +301,8 @@ struct Asked {
     previous_question: String,
     /// Assistant messages after the last user message (tool turns).
     turns_taken: usize,
+    /// The tool results the request ends with, in order.
+    tool_results: Vec<String>,
 }
 
 fn read_request(body: &Value) -> Asked {
@@ -342,6 +344,13 @@ fn read_request(body: &Value) -> Asked {
         prompt_tokens: (prompt_bytes as u64).div_ceil(4),
         previous_answer,
         previous_question,
+        tool_results: {
+            let first = messages
+                .iter()
+                .rposition(|m| m["role"] != "tool")
+                .map_or(0, |i| i + 1);
+            messages[first..].iter().map(text).collect()
+        },
         turns_taken: last_user_at.map_or(0, |i| {
             messages[i + 1..]
                 .iter()
@@ -460,6 +469,11 @@ async fn completions(
         guard.end = LogEnd::Refused;
         return response;
     };
+    if let Err(message) = transcripts[index].check_results(asked.turns_taken, &asked.tool_results) {
+        guard.status = 422;
+        guard.end = LogEnd::Refused;
+        return error_response(422, &message, "unexpected_tool_result", None);
+    }
     let script = script_for(&transcripts[index], resume, asked.turns_taken, &fault);
     let chunk_size = fault.chunk_size.unwrap_or(state.config.chunk_size);
     let reply = Reply::new(
@@ -708,6 +722,51 @@ mod tests {
 
     fn ask(messages: Value) -> Value {
         json!({"model": "m", "messages": messages})
+    }
+
+    const TOOL_SCRIPT: &str = r#"{"match": "build", "turns": [
+        {"tool_calls": [{"id": "c1", "name": "write_file", "arguments": {"file_path": "a.txt", "content": "hi"}}]},
+        {"expect_results": ["Created a.txt"], "content": "Done."}
+    ]}"#;
+
+    #[tokio::test]
+    async fn a_tool_script_plays_its_next_turn_when_the_results_are_as_expected() {
+        let app = router(config(&[("agent.json", TOOL_SCRIPT)]));
+        let first = json!([{"role": "user", "content": "build it"}]);
+        let (_, _, body) = post(&app, ask(first), None).await;
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            v["choices"][0]["message"]["tool_calls"][0]["function"]["name"],
+            "write_file"
+        );
+        let second = json!([
+            {"role": "user", "content": "build it"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "write_file", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "Created a.txt (1 lines)."}
+        ]);
+        let (status, _, body) = post(&app, ask(second), None).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["choices"][0]["message"]["content"], "Done.");
+    }
+
+    #[tokio::test]
+    async fn a_tool_result_other_than_the_script_expects_is_refused_naming_it() {
+        let app = router(config(&[("agent.json", TOOL_SCRIPT)]));
+        let msgs = json!([
+            {"role": "user", "content": "build it"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "write_file", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "Error: denied by the user"}
+        ]);
+        let (status, _, body) = post(&app, ask(msgs), None).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(
+            body.contains("tool result 1 should contain \\\"Created a.txt\\\""),
+            "{body}"
+        );
+        assert!(body.contains("denied by the user"), "{body}");
     }
 
     #[tokio::test]

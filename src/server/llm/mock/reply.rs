@@ -246,10 +246,9 @@ impl Reply {
                         self.phase = Phase::ToolStart(i + 1);
                         continue;
                     }
-                    let end = args
-                        .char_indices()
-                        .nth(self.chunk_chars)
-                        .map_or(args.len(), |(j, _)| j);
+                    // Uneven pieces, as real providers send them.
+                    let size = piece_size(self.chunk_chars, at);
+                    let end = args.char_indices().nth(size).map_or(args.len(), |(j, _)| j);
                     let piece = args[..end].to_owned();
                     self.phase = Phase::ToolArgs(i, at + end);
                     self.sent_bytes += end;
@@ -351,6 +350,14 @@ pub fn usage(prompt_tokens: u64, completion_bytes: usize) -> Value {
         "completion_tokens": completion,
         "total_tokens": prompt_tokens + completion,
     })
+}
+
+/// How many characters of a tool call's arguments the next piece carries,
+/// from the offset reached: a cycle of short and long pieces around the
+/// chunk size.
+fn piece_size(chunk_chars: usize, at: usize) -> usize {
+    let sizes = [chunk_chars.div_ceil(2), chunk_chars * 2, 1, chunk_chars];
+    sizes[at % sizes.len()].max(1)
 }
 
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
@@ -468,5 +475,51 @@ mod tests {
         let call = &completion["choices"][0]["message"]["tool_calls"][0];
         assert_eq!(call["function"]["arguments"], r#"{"dir":"."}"#);
         assert_eq!(completion["choices"][0]["finish_reason"], "tool_calls");
+    }
+
+    #[test]
+    fn tool_call_arguments_stream_in_uneven_pieces_after_the_id_and_name() {
+        let arguments = json!({"file_path": "src/App.jsx", "content": "export default 1;\n"});
+        let script = Script {
+            content: String::new(),
+            tool_calls: vec![ScriptedToolCall {
+                id: "c1".into(),
+                name: "write_file".into(),
+                arguments: arguments.clone(),
+            }],
+        };
+        let mut r = Reply::new(
+            "id".into(),
+            "m".into(),
+            script,
+            Fault::default(),
+            6,
+            false,
+            0,
+        );
+        let mut deltas = Vec::new();
+        while let Some(Frame::Data { line, .. }) = r.next_frame() {
+            if let Ok(v) = serde_json::from_str::<Value>(&line)
+                && let Some(calls) = v["choices"][0]["delta"]["tool_calls"].as_array()
+            {
+                deltas.push(calls[0].clone());
+            }
+        }
+        assert_eq!(deltas[0]["id"], "c1");
+        assert_eq!(deltas[0]["function"]["name"], "write_file");
+        let pieces: Vec<&str> = deltas[1..]
+            .iter()
+            .map(|d| d["function"]["arguments"].as_str().unwrap())
+            .collect();
+        assert!(
+            deltas[1..]
+                .iter()
+                .all(|d| d["index"] == 0 && d.get("id").is_none())
+        );
+        let sizes: std::collections::BTreeSet<usize> =
+            pieces.iter().map(|p| p.chars().count()).collect();
+        assert!(sizes.len() >= 3, "pieces of one size only: {pieces:?}");
+        let joined: Value = serde_json::from_str(&pieces.concat()).unwrap();
+        assert_eq!(joined, arguments);
     }
 }

@@ -39,6 +39,10 @@ pub struct Turn {
     pub content: String,
     #[serde(default)]
     pub tool_calls: Vec<ScriptedToolCall>,
+    /// What the tool results sent back before this turn must contain, one
+    /// piece of text per result, in order (checked when not empty).
+    #[serde(default)]
+    pub expect_results: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -58,6 +62,30 @@ struct ToolScript {
     #[serde(default)]
     fault: Fault,
     turns: Vec<Turn>,
+}
+
+impl Transcript {
+    /// Checks the tool results a request sends back against what the turn
+    /// it plays expects; the error says which result differs and how.
+    pub fn check_results(&self, turns_taken: usize, results: &[String]) -> Result<(), String> {
+        let Body::Turns(turns) = &self.body else {
+            return Ok(());
+        };
+        let turn = &turns[turns_taken.min(turns.len() - 1)];
+        for (i, expected) in turn.expect_results.iter().enumerate() {
+            let got = results.get(i).map(String::as_str);
+            if !got.is_some_and(|got| got.contains(expected.as_str())) {
+                return Err(format!(
+                    "transcript {:?} turn {}: tool result {} should contain {expected:?}, got {:?}",
+                    self.name,
+                    turns_taken + 1,
+                    i + 1,
+                    got.unwrap_or("nothing")
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The demo transcripts, compiled in.
