@@ -13,3 +13,4 @@ pub mod sandbox;
 pub mod serve;
 pub mod session;
 pub mod state;
+pub mod store;

@@ -57,6 +57,8 @@ pub async fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
     let mut config = config;
     config.server.addr = addr.to_string();
     let state = AppState::with_sandbox(leptos_options, config, sandbox.clone());
+    // The database is created and migrated before the first request.
+    state.store.ready().await.context("opening the project store")?;
     announce(&state.access, addr);
     let shutdown = CancellationToken::new();
     tokio::spawn({

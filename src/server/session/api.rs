@@ -13,11 +13,12 @@ use crate::app::api::FileChange;
 use crate::runtime::host::RuntimeError;
 use crate::runtime::project::{InvalidProjectId, ProjectId};
 use crate::runtime::runner::PreviewError;
-use crate::runtime::session::{Message, SessionEvent};
+use crate::runtime::session::{Message, MessageStatus, Role, SessionEvent};
 use crate::server::llm::client::ChatMessage;
 use crate::server::llm::prompt::RuntimeDescription;
 use crate::server::projects::ProjectError;
 use crate::server::state::AppState;
+use crate::server::store::MessageRow;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -112,6 +113,16 @@ pub async fn send(project: &str, text: String) -> Result<(), ApiError> {
         history.push(ChatMessage::user(text.clone()));
         (id, history)
     };
+    handle.session.save_message(MessageRow {
+        id: user_id.clone(),
+        role: Role::User,
+        text: text.clone(),
+        asked: None,
+        model: None,
+        usage: None,
+        finish_reason: None,
+        status: MessageStatus::Complete,
+    });
     handle.publish(SessionEvent::MessageAdded {
         message: Message::user(user_id, text.clone()),
     });

@@ -1,0 +1,143 @@
+//! The `messages` table: each message whole, as the model sent it.
+
+use sqlx::{Row, Sqlite, Transaction};
+
+use super::{Store, StoreError, now};
+use crate::runtime::session::{MessageStatus, Role, Usage};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageRow {
+    pub id: String,
+    pub role: Role,
+    /// The user's text, or the answer as streamed so far (artifacts included).
+    pub text: String,
+    /// For an answer: the user message it answers.
+    pub asked: Option<String>,
+    pub model: Option<String>,
+    pub usage: Option<Usage>,
+    pub finish_reason: Option<String>,
+    pub status: MessageStatus,
+}
+
+impl MessageRow {
+    /// Messages are numbered `m1`, `m2`, … within a project.
+    pub fn position(&self) -> i64 {
+        self.id
+            .trim_start_matches('m')
+            .parse::<i64>()
+            .unwrap_or(0)
+    }
+}
+
+fn status_columns(status: &MessageStatus) -> (&'static str, Option<&str>) {
+    match status {
+        MessageStatus::Streaming => ("streaming", None),
+        MessageStatus::Complete => ("complete", None),
+        MessageStatus::Stopped => ("stopped", None),
+        MessageStatus::Interrupted { reason } => ("interrupted", Some(reason)),
+        MessageStatus::Failed { error } => ("failed", Some(error)),
+    }
+}
+
+fn status_from(name: &str, detail: Option<String>) -> MessageStatus {
+    let detail = detail.unwrap_or_default();
+    match name {
+        "streaming" => MessageStatus::Streaming,
+        "complete" => MessageStatus::Complete,
+        "stopped" => MessageStatus::Stopped,
+        "interrupted" => MessageStatus::Interrupted { reason: detail },
+        _ => MessageStatus::Failed { error: detail },
+    }
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    }
+}
+
+impl Store {
+    /// The project's messages in order.
+    pub async fn messages(&self, project: &str) -> Result<Vec<MessageRow>, StoreError> {
+        let pool = self.ready().await?;
+        let rows = sqlx::query(
+            "SELECT id, role, text, asked, model, usage, finish_reason, status, status_detail \
+             FROM messages WHERE project = $1 ORDER BY position",
+        )
+        .bind(project)
+        .fetch_all(pool)
+        .await?;
+        Ok(rows.iter().map(message_from).collect())
+    }
+
+    /// Saves one message now (outside the session's writer).
+    pub async fn save_message(&self, project: &str, message: &MessageRow) -> Result<(), StoreError> {
+        let pool = self.ready().await?;
+        let mut tx = pool.begin().await?;
+        upsert(&mut tx, project, message).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+fn message_from(row: &sqlx::sqlite::SqliteRow) -> MessageRow {
+    let role: String = row.get("role");
+    let usage: Option<String> = row.get("usage");
+    let status: String = row.get("status");
+    MessageRow {
+        id: row.get("id"),
+        role: if role == "user" {
+            Role::User
+        } else {
+            Role::Assistant
+        },
+        text: row.get("text"),
+        asked: row.get("asked"),
+        model: row.get("model"),
+        usage: usage.and_then(|json| serde_json::from_str(&json).ok()),
+        finish_reason: row.get("finish_reason"),
+        status: status_from(&status, row.get("status_detail")),
+    }
+}
+
+pub(super) async fn upsert(
+    tx: &mut Transaction<'_, Sqlite>,
+    project: &str,
+    message: &MessageRow,
+) -> Result<(), StoreError> {
+    let (status, detail) = status_columns(&message.status);
+    let usage = message
+        .usage
+        .as_ref()
+        .map(|usage| serde_json::to_string(usage).unwrap_or_default());
+    sqlx::query(
+        "INSERT INTO messages (project, id, position, role, text, asked, model, usage, \
+         finish_reason, status, status_detail, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+         ON CONFLICT (project, id) DO UPDATE SET text = excluded.text, \
+         model = excluded.model, usage = excluded.usage, \
+         finish_reason = excluded.finish_reason, status = excluded.status, \
+         status_detail = excluded.status_detail, updated_at = excluded.updated_at",
+    )
+    .bind(project)
+    .bind(&message.id)
+    .bind(message.position())
+    .bind(role_name(message.role))
+    .bind(&message.text)
+    .bind(&message.asked)
+    .bind(&message.model)
+    .bind(usage)
+    .bind(&message.finish_reason)
+    .bind(status)
+    .bind(detail)
+    .bind(now())
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query("UPDATE projects SET updated_at = $1 WHERE id = $2")
+        .bind(now())
+        .bind(project)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
