@@ -27,19 +27,22 @@ use crate::server::store::ProjectRow;
 
 /// The project's row in the store, from its directory's metadata.
 fn project_row(state: &AppState, id: &ProjectId) -> ProjectRow {
-    let meta = state.projects.get(id).ok();
-    let created = meta
-        .as_ref()
-        .map_or_else(crate::server::store::now, |m| {
-            i64::try_from(m.created).unwrap_or(i64::MAX)
-        });
-    ProjectRow {
-        id: id.as_str().to_owned(),
-        name: meta.map_or_else(|| id.as_str().to_owned(), |m| m.name),
-        created_at: created,
-        updated_at: created,
-        runtime: format!("{:?}", state.config.runtime.default).to_lowercase(),
+    let runtime = runtime_name(state);
+    match state.projects.get(id) {
+        Ok(meta) => ProjectRow::from_meta(&meta, &runtime),
+        Err(_) => ProjectRow {
+            id: id.as_str().to_owned(),
+            name: id.as_str().to_owned(),
+            created_at: crate::server::store::now(),
+            updated_at: crate::server::store::now(),
+            runtime,
+        },
     }
+}
+
+/// The runtime new projects run on, as the store records it.
+pub fn runtime_name(state: &AppState) -> String {
+    format!("{:?}", state.config.runtime.default).to_lowercase()
 }
 
 /// The projects that have been opened since the server started.

@@ -211,3 +211,39 @@ async fn the_writer_stores_an_event_before_delivering_it() {
     assert_eq!(replay.events, [(*delivered).clone()]);
     assert_eq!(store.messages("p1").await.unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn project_json_files_are_imported_once_and_a_corrupt_one_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let projects = crate::server::projects::Projects::new(dir.path());
+    let old = projects.create("kept in project.json").unwrap();
+    let bad = projects.create("bad").unwrap();
+    std::fs::write(projects.dir(&bad.id).join("project.json"), b"{\"id\":").unwrap();
+    let store = Store::new(dir.path());
+    assert_eq!(store.import_projects(&projects, "sandbox").await.unwrap(), 1);
+    assert_eq!(store.import_projects(&projects, "sandbox").await.unwrap(), 0);
+    let listed = store.list_projects().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, old.id.as_str());
+    assert_eq!(listed[0].name, "kept in project.json");
+    assert_eq!(listed[0].created_at, i64::try_from(old.created).unwrap());
+}
+
+#[tokio::test]
+async fn projects_are_listed_latest_changed_first() {
+    let (_dir, store) = store_with("p1").await;
+    store.ensure_project(&project("p2")).await.unwrap();
+    // A message makes p1 the latest changed.
+    store
+        .save_message("p1", &answer("m1", "x", MessageStatus::Complete))
+        .await
+        .unwrap();
+    let ids: Vec<String> = store
+        .list_projects()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
+    assert_eq!(ids, ["p1", "p2"]);
+}
