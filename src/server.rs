@@ -2,6 +2,7 @@
 //! client, the sandbox and the command line.
 
 pub mod access;
+pub mod api_v1;
 pub mod atomic;
 pub mod cli;
 pub mod config;

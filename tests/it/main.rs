@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod api_v1;
 mod llm;
 mod protocol;
 mod sandbox;

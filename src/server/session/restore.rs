@@ -6,7 +6,9 @@
 
 use super::hub::Session;
 use super::project::Conversation;
-use crate::runtime::session::{ActionRef, ActionStatus, MessageStatus, Role, SessionEvent, SessionState};
+use crate::runtime::session::{
+    ActionRef, ActionStatus, MessageStatus, Role, SessionEvent, SessionState,
+};
 use crate::server::llm::client::ChatMessage;
 use crate::server::store::{MessageRow, ProjectRow, Store, StoreError};
 
@@ -48,10 +50,11 @@ pub fn conversation(state: &SessionState, messages: &[MessageRow]) -> Conversati
     let mut conversation = Conversation::default();
     for message in messages {
         if let Some(asked) = &message.asked {
-            conversation
-                .asked
-                .insert(message.id.clone(), asked.clone());
-            if matches!(message.status, MessageStatus::Complete | MessageStatus::Stopped) {
+            conversation.asked.insert(message.id.clone(), asked.clone());
+            if matches!(
+                message.status,
+                MessageStatus::Complete | MessageStatus::Stopped
+            ) {
                 conversation.history.push(ChatMessage::user(asked.clone()));
                 conversation
                     .history
@@ -86,10 +89,13 @@ pub fn settle(session: &Session, messages: &[MessageRow]) {
             .artifacts
             .iter()
             .flat_map(|a| {
-                a.actions.iter().filter(|e| e.status.is_active()).map(|e| ActionRef {
-                    message_id: a.message_id.clone(),
-                    action_id: e.id.clone(),
-                })
+                a.actions
+                    .iter()
+                    .filter(|e| e.status.is_active())
+                    .map(|e| ActionRef {
+                        message_id: a.message_id.clone(),
+                        action_id: e.id.clone(),
+                    })
             })
             .collect();
         let previews: Vec<u16> = state.previews.iter().map(|p| p.port).collect();
@@ -175,11 +181,21 @@ mod tests {
             row("m1", None, "todo app", MessageStatus::Complete),
             row("m2", Some("todo app"), "<boltArtifact>…", interrupted),
             // Retry of m2.
-            row("m3", Some("todo app"), "Here it is", MessageStatus::Complete),
+            row(
+                "m3",
+                Some("todo app"),
+                "Here it is",
+                MessageStatus::Complete,
+            ),
             row("m4", None, "make it blue", MessageStatus::Complete),
-            row("m5", Some("make it blue"), "", MessageStatus::Failed {
-                error: "401".into(),
-            }),
+            row(
+                "m5",
+                Some("make it blue"),
+                "",
+                MessageStatus::Failed {
+                    error: "401".into(),
+                },
+            ),
         ];
         let conversation = conversation(&SessionState::default(), &rows);
         assert_eq!(
@@ -198,7 +214,9 @@ mod tests {
     #[test]
     fn message_numbers_continue_after_the_highest_seen() {
         let mut state = SessionState::default();
-        state.messages.push(crate::runtime::session::Message::user("m7", "hi"));
+        state
+            .messages
+            .push(crate::runtime::session::Message::user("m7", "hi"));
         let conversation = conversation(&state, &[]);
         assert_eq!(conversation.next_message, 7);
     }

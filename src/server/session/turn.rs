@@ -129,7 +129,13 @@ pub async fn run(
             });
         }
         Err(error) => {
-            finish_failed(&project, &message_id, &error, (&text, parser, history), saved);
+            finish_failed(
+                &project,
+                &message_id,
+                &error,
+                (&text, parser, history),
+                saved,
+            );
         }
     }
 }

@@ -22,10 +22,7 @@ pub struct MessageRow {
 impl MessageRow {
     /// Messages are numbered `m1`, `m2`, … within a project.
     pub fn position(&self) -> i64 {
-        self.id
-            .trim_start_matches('m')
-            .parse::<i64>()
-            .unwrap_or(0)
+        self.id.trim_start_matches('m').parse::<i64>().unwrap_or(0)
     }
 }
 
@@ -72,7 +69,11 @@ impl Store {
     }
 
     /// Saves one message now (outside the session's writer).
-    pub async fn save_message(&self, project: &str, message: &MessageRow) -> Result<(), StoreError> {
+    pub async fn save_message(
+        &self,
+        project: &str,
+        message: &MessageRow,
+    ) -> Result<(), StoreError> {
         let pool = self.ready().await?;
         let mut tx = pool.begin().await?;
         upsert(&mut tx, project, message).await?;

@@ -59,12 +59,19 @@ impl Store {
     /// Records the projects whose directories hold a `project.json` (how
     /// projects were kept before the store) and are not recorded yet. A
     /// `project.json` that cannot be read is reported and left out.
-    pub async fn import_projects(&self, projects: &Projects, runtime: &str) -> Result<usize, StoreError> {
+    pub async fn import_projects(
+        &self,
+        projects: &Projects,
+        runtime: &str,
+    ) -> Result<usize, StoreError> {
         let mut imported = 0;
         for id in projects.ids() {
             match projects.get(&id) {
                 Ok(meta) => {
-                    if self.ensure_project(&ProjectRow::from_meta(&meta, runtime)).await? {
+                    if self
+                        .ensure_project(&ProjectRow::from_meta(&meta, runtime))
+                        .await?
+                    {
                         imported += 1;
                     }
                 }

@@ -112,10 +112,12 @@ async fn a_corrupt_event_row_is_reported_and_skipped() {
         .execute(pool)
         .await
         .unwrap();
-    sqlx::query("INSERT INTO events (project, seq, event) VALUES ('p1', 3, '{\"type\":\"no_such_event\"}')")
-        .execute(pool)
-        .await
-        .unwrap();
+    sqlx::query(
+        "INSERT INTO events (project, seq, event) VALUES ('p1', 3, '{\"type\":\"no_such_event\"}')",
+    )
+    .execute(pool)
+    .await
+    .unwrap();
     write_events(&store, "p1", vec![terminal(4, "d")]).await;
     let replay = store.events("p1").await.unwrap();
     assert_eq!(replay.skipped, [2, 3]);
@@ -149,9 +151,13 @@ async fn a_message_row_is_updated_in_place_and_keeps_what_it_answers() {
         .save_message("p1", &answer("m2", "Sure", MessageStatus::Streaming))
         .await
         .unwrap();
-    let mut later = answer("m2", "Sure, here", MessageStatus::Interrupted {
-        reason: "cut".into(),
-    });
+    let mut later = answer(
+        "m2",
+        "Sure, here",
+        MessageStatus::Interrupted {
+            reason: "cut".into(),
+        },
+    );
     later.asked = None;
     store.save_message("p1", &later).await.unwrap();
     let rows = store.messages("p1").await.unwrap();
@@ -220,8 +226,14 @@ async fn project_json_files_are_imported_once_and_a_corrupt_one_is_skipped() {
     let bad = projects.create("bad").unwrap();
     std::fs::write(projects.dir(&bad.id).join("project.json"), b"{\"id\":").unwrap();
     let store = Store::new(dir.path());
-    assert_eq!(store.import_projects(&projects, "sandbox").await.unwrap(), 1);
-    assert_eq!(store.import_projects(&projects, "sandbox").await.unwrap(), 0);
+    assert_eq!(
+        store.import_projects(&projects, "sandbox").await.unwrap(),
+        1
+    );
+    assert_eq!(
+        store.import_projects(&projects, "sandbox").await.unwrap(),
+        0
+    );
     let listed = store.list_projects().await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].id, old.id.as_str());
