@@ -633,12 +633,13 @@ async fn a_port_flood_does_not_exhaust_the_ides_descriptors() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn an_answer_cut_by_kill_9_is_there_after_a_restart_marked_interrupted_and_retry_works() {
-    let mock = Mock::start(&[]);
+/// `rivet serve` killed with SIGKILL in the middle of an answer and started
+/// again on the same data directory; the feed of the project after the
+/// restart, showing the restored conversation.
+async fn restarted_after_kill_9_mid_answer(mock: &Mock) -> (Ide, String, Feed) {
     // Slow enough to be killed in the middle.
     mock.faults(json!({"chunk-delay-ms": 100})).await;
-    let ide = Ide::start(&mock).await;
+    let ide = Ide::start(mock).await;
     let project = ide.new_project().await;
     let mut feed = ide.feed(&project).await;
     ide.send(&project, "show me a snippet sample").await;
@@ -650,7 +651,7 @@ async fn an_answer_cut_by_kill_9_is_there_after_a_restart_marked_interrupted_and
     assert_eq!(feed.state.messages[1].status, MessageStatus::Streaming);
     let data = ide.kill().await;
 
-    let ide = Ide::start_in(&mock, data).await;
+    let ide = Ide::start_in(mock, data).await;
     let mut feed = ide.feed(&project).await;
     feed.until("the restored conversation", |s| {
         s.messages.len() == 2 && s.messages[1].status.is_final()
@@ -669,10 +670,20 @@ async fn an_answer_cut_by_kill_9_is_there_after_a_restart_marked_interrupted_and
         "{:?}",
         messages[1].status
     );
+    (ide, project, feed)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_cut_by_kill_9_is_there_after_a_restart_marked_interrupted_and_retry_works() {
+    let mock = Mock::start(&[]);
+    let (ide, project, mut feed) = restarted_after_kill_9_mid_answer(&mock).await;
     let (status, body) = ide
         .call(
             "retry_answer",
-            &[("project", &project), ("message_id", &messages[1].id)],
+            &[
+                ("project", &project),
+                ("message_id", &feed.state.messages[1].id),
+            ],
         )
         .await;
     assert_eq!(status, 200, "{body}");
@@ -694,4 +705,34 @@ async fn an_answer_cut_by_kill_9_is_there_after_a_restart_marked_interrupted_and
     let mut again = ide.feed(&project).await;
     again.until("the snapshot", |s| s.messages.len() == 3).await;
     assert_eq!(again.state.messages, feed.state.messages);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_cut_by_kill_9_continues_after_a_restart_without_repeating_itself() {
+    let mock = Mock::start(&[]);
+    let (ide, project, mut feed) = restarted_after_kill_9_mid_answer(&mock).await;
+    let (status, body) = ide
+        .call(
+            "continue_answer",
+            &[
+                ("project", &project),
+                ("message_id", &feed.state.messages[1].id),
+            ],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    feed.until("the continued answer", |s| {
+        s.messages.len() == 2 && s.messages[1].status == MessageStatus::Complete
+    })
+    .await;
+    let text = feed.state.messages[1].text();
+    assert_eq!(
+        text.matches("Here is a small counter component").count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        text.trim_end().ends_with("npm install react\n```"),
+        "{text}"
+    );
 }

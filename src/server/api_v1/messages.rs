@@ -28,8 +28,7 @@ pub struct Sent {
 pub struct MessageJson {
     pub id: String,
     pub role: Role,
-    /// The user's text, or the answer as streamed so far (saved at least
-    /// every half second while it streams).
+    /// The user's text, or the answer as streamed so far.
     pub text: String,
     /// `streaming`, `complete`, `failed` or `interrupted` (stopped by the
     /// person, or cut off).

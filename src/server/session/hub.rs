@@ -62,6 +62,13 @@ impl Session {
         }
     }
 
+    /// Appends to a streaming answer's stored text, in order with the events.
+    pub fn append_text(&self, message_id: &str, text: &str) {
+        if let Some(writer) = &self.writer {
+            writer.append(message_id, text);
+        }
+    }
+
     /// Waits until everything published so far is stored.
     pub async fn flush(&self) {
         if let Some(writer) = &self.writer {

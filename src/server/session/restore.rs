@@ -1,11 +1,13 @@
 //! Reopening a project from the store: its events folded again give the
 //! state the UI showed, its messages give the conversation the model sees.
 //! What was running when the server stopped is settled: an answer still
-//! streaming becomes interrupted (Retry asks it again), actions still
-//! pending or running are aborted, previews are closed.
+//! streaming becomes interrupted (Continue goes on from its stored text,
+//! Retry asks it again), actions still pending or running are aborted,
+//! previews are closed.
 
 use super::hub::Session;
-use super::project::Conversation;
+use super::project::{Conversation, Unfinished};
+use crate::runtime::protocol::Parser;
 use crate::runtime::session::{
     ActionRef, ActionStatus, MessageStatus, Role, SessionEvent, SessionState,
 };
@@ -62,6 +64,7 @@ pub fn conversation(state: &SessionState, messages: &[MessageRow]) -> Conversati
             }
         }
     }
+    conversation.unfinished = unfinished(&conversation, messages.last());
     conversation.next_message = messages
         .iter()
         .map(MessageRow::position)
@@ -69,6 +72,31 @@ pub fn conversation(state: &SessionState, messages: &[MessageRow]) -> Conversati
         .max()
         .map_or(0, |n| u64::try_from(n).unwrap_or(0));
     conversation
+}
+
+/// The latest message, when it is an answer cut off with some text: it can
+/// be continued, with a parser that has read its text again.
+fn unfinished(conversation: &Conversation, last: Option<&MessageRow>) -> Option<Unfinished> {
+    let last = last?;
+    let cut = matches!(
+        last.status,
+        MessageStatus::Streaming | MessageStatus::Interrupted { .. }
+    );
+    let asked = last.asked.as_ref()?;
+    if !cut || last.text.is_empty() {
+        return None;
+    }
+    let mut parser = Parser::new(last.id.clone());
+    // Its events are in the session already.
+    parser.push(&last.text);
+    let mut history = conversation.history.clone();
+    history.push(ChatMessage::user(asked.clone()));
+    Some(Unfinished {
+        message_id: last.id.clone(),
+        parser,
+        text: last.text.clone(),
+        history,
+    })
 }
 
 fn number(id: &str) -> i64 {
@@ -209,6 +237,35 @@ mod tests {
         assert_eq!(conversation.asked.len(), 3);
         assert_eq!(conversation.asked["m2"], "todo app");
         assert_eq!(conversation.next_message, 5);
+    }
+
+    #[test]
+    fn only_the_latest_answer_cut_with_text_can_be_continued() {
+        let cut = MessageStatus::Interrupted {
+            reason: "cut".into(),
+        };
+        let done = row("m1", None, "hi", MessageStatus::Complete);
+        let streaming = row("m2", Some("hi"), "Hel", MessageStatus::Streaming);
+        let state = SessionState::default();
+        let restored = conversation(&state, &[done.clone(), streaming.clone()]);
+        let unfinished = restored.unfinished.expect("continuable");
+        assert_eq!(unfinished.message_id, "m2");
+        assert_eq!(unfinished.text, "Hel");
+        assert_eq!(unfinished.history.len(), 1);
+        for rows in [
+            vec![done.clone(), row("m2", Some("hi"), "", cut.clone())],
+            vec![
+                done.clone(),
+                row("m2", Some("hi"), "x", MessageStatus::Complete),
+            ],
+            vec![
+                done.clone(),
+                row("m2", Some("hi"), "x", cut),
+                row("m3", None, "again", MessageStatus::Complete),
+            ],
+        ] {
+            assert!(conversation(&state, &rows).unfinished.is_none(), "{rows:?}");
+        }
     }
 
     #[test]

@@ -1,18 +1,13 @@
-//! An answer's row in the store while it streams: saved at least every
-//! [`SAVE_EVERY`], and once more, final, before its end is published.
-
-use std::time::{Duration, Instant};
+//! An answer's row in the store while it streams: each piece of text is
+//! appended as it arrives, in order with the events it produces, and the
+//! whole row is saved, final, before its end is published.
 
 use super::hub::Session;
 use crate::runtime::session::{MessageStatus, Role, Usage};
 use crate::server::store::MessageRow;
 
-/// How often a streaming answer's text is saved at the latest.
-pub const SAVE_EVERY: Duration = Duration::from_millis(500);
-
 pub struct SavedAnswer {
     row: MessageRow,
-    saved_at: Instant,
 }
 
 impl SavedAnswer {
@@ -29,14 +24,12 @@ impl SavedAnswer {
                 finish_reason: None,
                 status: MessageStatus::Streaming,
             },
-            saved_at: Instant::now(),
         }
     }
 
     /// Saves the row as it is now.
     pub fn save(&mut self, session: &Session) {
         session.save_message(self.row.clone());
-        self.saved_at = Instant::now();
     }
 
     pub fn set_model(&mut self, model: &str) {
@@ -45,12 +38,9 @@ impl SavedAnswer {
         }
     }
 
-    /// More text arrived; saved when the last save is old enough.
-    pub fn delta(&mut self, session: &Session, text: &str) {
-        self.row.text.push_str(text);
-        if self.saved_at.elapsed() >= SAVE_EVERY {
-            self.save(session);
-        }
+    /// More text arrived: queued for the store before the events it makes.
+    pub fn delta(&self, session: &Session, text: &str) {
+        session.append_text(&self.row.id, text);
     }
 
     pub fn usage(&mut self, usage: Usage) {

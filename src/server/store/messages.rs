@@ -142,3 +142,21 @@ pub(super) async fn upsert(
         .await?;
     Ok(())
 }
+
+pub(super) async fn append(
+    tx: &mut Transaction<'_, Sqlite>,
+    project: &str,
+    message_id: &str,
+    text: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE messages SET text = text || $1, updated_at = $2 WHERE project = $3 AND id = $4",
+    )
+    .bind(text)
+    .bind(now())
+    .bind(project)
+    .bind(message_id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}

@@ -259,3 +259,20 @@ async fn projects_are_listed_latest_changed_first() {
         .collect();
     assert_eq!(ids, ["p1", "p2"]);
 }
+
+#[tokio::test]
+async fn streamed_text_is_appended_to_the_stored_answer_in_order() {
+    let (_dir, store) = store_with("p1").await;
+    let writer = EventWriter::spawn(store.clone(), "p1".into(), |_| {});
+    writer.message(answer("m2", "", MessageStatus::Streaming));
+    for piece in ["Here ", "it ", "is ✓"] {
+        writer.append("m2", piece);
+    }
+    // Text for a message that was never recorded goes nowhere.
+    writer.append("m9", "lost");
+    writer.flush().await;
+    let rows = store.messages("p1").await.unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].text, "Here it is ✓");
+    assert_eq!(rows[0].status, MessageStatus::Streaming);
+}

@@ -16,6 +16,11 @@ const BATCH: usize = 512;
 enum Write {
     Event(Arc<Envelope>),
     Message(MessageRow),
+    /// More text of a streaming answer.
+    Append {
+        message_id: String,
+        text: String,
+    },
     /// Answered once everything queued before it is written.
     Flush(oneshot::Sender<()>),
 }
@@ -49,6 +54,17 @@ impl EventWriter {
         }
     }
 
+    /// Appends to a stored answer's text, in order with the events.
+    pub fn append(&self, message_id: &str, text: &str) {
+        let write = Write::Append {
+            message_id: message_id.to_owned(),
+            text: text.to_owned(),
+        };
+        if self.tx.send(write).is_err() {
+            tracing::error!("the session writer has stopped; answer text was not stored");
+        }
+    }
+
     /// Waits until everything queued so far is written.
     pub async fn flush(&self) {
         let (done, wait) = oneshot::channel();
@@ -72,7 +88,7 @@ async fn run(
         for write in batch.drain(..) {
             match write {
                 Write::Event(envelope) => deliver(envelope),
-                Write::Message(_) => {}
+                Write::Message(_) | Write::Append { .. } => {}
                 Write::Flush(done) => {
                     let _ = done.send(());
                 }
@@ -88,6 +104,9 @@ async fn write(store: &Store, project: &str, batch: &[Write]) -> Result<(), Stor
         match write {
             Write::Event(envelope) => events::append(&mut tx, project, envelope).await?,
             Write::Message(message) => messages::upsert(&mut tx, project, message).await?,
+            Write::Append { message_id, text } => {
+                messages::append(&mut tx, project, message_id, text).await?;
+            }
             Write::Flush(_) => {}
         }
     }
