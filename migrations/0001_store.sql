@@ -32,6 +32,17 @@ CREATE TABLE messages (
     PRIMARY KEY (project, id)
 );
 
+-- Text of a streaming answer not yet in `messages.text`, piece by piece
+-- (appending here costs the piece, not the whole text); folded into
+-- `messages.text` when the row is saved whole.
+CREATE TABLE message_text (
+    project TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    seq BIGINT NOT NULL,
+    message_id TEXT NOT NULL,
+    piece TEXT NOT NULL,
+    PRIMARY KEY (project, seq)
+);
+
 CREATE TABLE events (
     project TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
     seq BIGINT NOT NULL,

@@ -120,6 +120,8 @@ impl OpenProjects {
                 cancel.cancel();
             }
             handle.runner.shutdown().await;
+            // What was published is on disk before the process ends.
+            handle.session.flush().await;
         }
     }
 }

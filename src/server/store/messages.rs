@@ -65,7 +65,20 @@ impl Store {
         .bind(project)
         .fetch_all(pool)
         .await?;
-        Ok(rows.iter().map(message_from).collect())
+        let mut messages: Vec<MessageRow> = rows.iter().map(message_from).collect();
+        let pieces = sqlx::query(
+            "SELECT message_id, piece FROM message_text WHERE project = $1 ORDER BY seq",
+        )
+        .bind(project)
+        .fetch_all(pool)
+        .await?;
+        for piece in pieces {
+            let id: String = piece.get("message_id");
+            if let Some(message) = messages.iter_mut().find(|m| m.id == id) {
+                message.text.push_str(piece.get("piece"));
+            }
+        }
+        Ok(messages)
     }
 
     /// Saves one message now (outside the session's writer).
@@ -135,6 +148,12 @@ pub(super) async fn upsert(
     .bind(now())
     .execute(&mut **tx)
     .await?;
+    // The whole text is in the row now.
+    sqlx::query("DELETE FROM message_text WHERE project = $1 AND message_id = $2")
+        .bind(project)
+        .bind(&message.id)
+        .execute(&mut **tx)
+        .await?;
     sqlx::query("UPDATE projects SET updated_at = $1 WHERE id = $2")
         .bind(now())
         .bind(project)
@@ -143,20 +162,36 @@ pub(super) async fn upsert(
     Ok(())
 }
 
+/// Stores one more piece of a streaming answer's text as piece `seq`.
 pub(super) async fn append(
     tx: &mut Transaction<'_, Sqlite>,
     project: &str,
+    seq: i64,
     message_id: &str,
     text: &str,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "UPDATE messages SET text = text || $1, updated_at = $2 WHERE project = $3 AND id = $4",
+        "INSERT INTO message_text (project, seq, message_id, piece) VALUES ($1, $2, $3, $4)",
     )
-    .bind(text)
-    .bind(now())
     .bind(project)
+    .bind(seq)
     .bind(message_id)
+    .bind(text)
     .execute(&mut **tx)
     .await?;
     Ok(())
+}
+
+/// The number of the project's last stored piece of answer text.
+pub(super) async fn last_piece(
+    tx: &mut Transaction<'_, Sqlite>,
+    project: &str,
+) -> Result<i64, StoreError> {
+    let last: Option<i64> =
+        sqlx::query("SELECT MAX(seq) AS last FROM message_text WHERE project = $1")
+            .bind(project)
+            .fetch_one(&mut **tx)
+            .await?
+            .get("last");
+    Ok(last.unwrap_or(0))
 }

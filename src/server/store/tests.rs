@@ -268,11 +268,28 @@ async fn streamed_text_is_appended_to_the_stored_answer_in_order() {
     for piece in ["Here ", "it ", "is ✓"] {
         writer.append("m2", piece);
     }
-    // Text for a message that was never recorded goes nowhere.
-    writer.append("m9", "lost");
     writer.flush().await;
     let rows = store.messages("p1").await.unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].text, "Here it is ✓");
     assert_eq!(rows[0].status, MessageStatus::Streaming);
+    drop(writer);
+
+    // A restarted server's writer numbers its pieces after the stored ones.
+    let writer = EventWriter::spawn(store.clone(), "p1".into(), |_| {});
+    writer.append("m2", "!");
+    writer.flush().await;
+    assert_eq!(store.messages("p1").await.unwrap()[0].text, "Here it is ✓!");
+
+    // Saved whole, the row holds the text and the pieces are gone.
+    writer.message(answer("m2", "Here it is ✓!", MessageStatus::Complete));
+    writer.flush().await;
+    let rows = store.messages("p1").await.unwrap();
+    assert_eq!(rows[0].text, "Here it is ✓!");
+    let pieces: i64 = sqlx::query("SELECT COUNT(*) FROM message_text WHERE message_id = 'm2'")
+        .fetch_one(store.ready().await.unwrap())
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(pieces, 0);
 }

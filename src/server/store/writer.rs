@@ -81,8 +81,10 @@ async fn run(
     deliver: impl Fn(Arc<Envelope>),
 ) {
     let mut batch = Vec::new();
+    // The number of the last piece of answer text stored, once known.
+    let mut piece = None;
     while rx.recv_many(&mut batch, BATCH).await > 0 {
-        if let Err(error) = write(&store, &project, &batch).await {
+        if let Err(error) = write(&store, &project, &batch, &mut piece).await {
             tracing::error!(project, %error, "storing the session failed");
         }
         for write in batch.drain(..) {
@@ -97,7 +99,12 @@ async fn run(
     }
 }
 
-async fn write(store: &Store, project: &str, batch: &[Write]) -> Result<(), StoreError> {
+async fn write(
+    store: &Store,
+    project: &str,
+    batch: &[Write],
+    piece: &mut Option<i64>,
+) -> Result<(), StoreError> {
     let pool = store.ready().await?;
     let mut tx = pool.begin().await?;
     for write in batch {
@@ -105,7 +112,12 @@ async fn write(store: &Store, project: &str, batch: &[Write]) -> Result<(), Stor
             Write::Event(envelope) => events::append(&mut tx, project, envelope).await?,
             Write::Message(message) => messages::upsert(&mut tx, project, message).await?,
             Write::Append { message_id, text } => {
-                messages::append(&mut tx, project, message_id, text).await?;
+                let last = match *piece {
+                    Some(last) => last,
+                    None => messages::last_piece(&mut tx, project).await?,
+                };
+                messages::append(&mut tx, project, last + 1, message_id, text).await?;
+                *piece = Some(last + 1);
             }
             Write::Flush(_) => {}
         }
