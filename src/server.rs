@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod agent;
+pub mod api_v1;
 pub mod atomic;
 pub mod cli;
 pub mod config;
@@ -14,3 +15,4 @@ pub mod sandbox;
 pub mod serve;
 pub mod session;
 pub mod state;
+pub mod store;

@@ -25,6 +25,7 @@ pub fn app(state: AppState) -> Router {
         .route("/", get(open_latest_project))
         .route("/new", get(open_new_project))
         .merge(sandbox::routes())
+        .merge(super::api_v1::routes())
         .leptos_routes_with_context(
             &state,
             routes,

@@ -94,6 +94,20 @@ impl Projects {
         serde_json::from_slice(&bytes).map_err(|source| ProjectError::Corrupt { path, source })
     }
 
+    /// The directories named like a project id (whether or not they hold
+    /// a readable `project.json`).
+    pub fn ids(&self) -> Vec<ProjectId> {
+        std::fs::read_dir(&self.root)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .filter(|entry| entry.path().join("project.json").exists())
+                    .filter_map(|entry| ProjectId::parse(&entry.file_name().to_string_lossy()).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Every project, newest first. Directories that are not projects (no
     /// `project.json`) are skipped; a `project.json` that cannot be read or
     /// parsed is an error naming it, never silently left out.

@@ -57,6 +57,21 @@ pub async fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
     let mut config = config;
     config.server.addr = addr.to_string();
     let state = AppState::with_sandbox(leptos_options, config, sandbox.clone());
+    // The database is created and migrated before the first request.
+    state
+        .store
+        .ready()
+        .await
+        .context("opening the project store")?;
+    // Projects kept before the store existed (a `project.json` each) join it.
+    let runtime = super::session::runtime_name(&state);
+    let imported = state
+        .store
+        .import_projects(&state.projects, &runtime)
+        .await?;
+    if imported > 0 {
+        tracing::info!(imported, "projects recorded in the store");
+    }
     announce(&state.access, addr);
     let shutdown = CancellationToken::new();
     tokio::spawn({

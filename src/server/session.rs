@@ -8,6 +8,8 @@ pub mod api;
 mod hub;
 mod project;
 mod recording;
+mod restore;
+mod saved;
 mod turn;
 
 use std::collections::HashMap;
@@ -21,6 +23,27 @@ use crate::runtime::project::ProjectId;
 use crate::runtime::session::SessionState;
 use crate::runtime::tree::is_inside_skipped_dir;
 use crate::server::state::AppState;
+use crate::server::store::ProjectRow;
+
+/// The project's row in the store, from its directory's metadata.
+fn project_row(state: &AppState, id: &ProjectId) -> ProjectRow {
+    let runtime = runtime_name(state);
+    match state.projects.get(id) {
+        Ok(meta) => ProjectRow::from_meta(&meta, &runtime),
+        Err(_) => ProjectRow {
+            id: id.as_str().to_owned(),
+            name: id.as_str().to_owned(),
+            created_at: crate::server::store::now(),
+            updated_at: crate::server::store::now(),
+            runtime,
+        },
+    }
+}
+
+/// The runtime new projects run on, as the store records it.
+pub fn runtime_name(state: &AppState) -> String {
+    format!("{:?}", state.config.runtime.default).to_lowercase()
+}
 
 /// The projects that have been opened since the server started.
 #[derive(Default)]
@@ -35,7 +58,19 @@ impl OpenProjects {
             return handle;
         }
         let runtime = state.sandbox.runtime(id);
-        let mut initial = SessionState::default();
+        let restored = match restore::load(&state.store, &project_row(state, id)).await {
+            Ok(restored) => restored,
+            Err(error) => {
+                tracing::error!(project = %id.as_str(), %error, "the project's stored session could not be read");
+                restore::Restored {
+                    state: SessionState::default(),
+                    seq: 0,
+                    messages: Vec::new(),
+                }
+            }
+        };
+        let mut initial = restored.state;
+        // The files on disk are the truth, whatever the events said.
         if let Ok(entries) = runtime.list_tree("").await {
             initial.files = entries
                 .into_iter()
@@ -43,12 +78,24 @@ impl OpenProjects {
                 .map(|e| e.path)
                 .collect();
         }
-        let session = Arc::new(Session::new(id.clone(), initial));
+        let conversation = restore::conversation(&initial, &restored.messages);
+        let session = Arc::new(Session::stored(
+            id.clone(),
+            initial,
+            restored.seq,
+            state.store.clone(),
+        ));
         let previews = state.preview_ports.hooks(id);
         let handle = ProjectHandle::new(id.clone(), session, runtime, previews);
         let mut handles = self.handles.lock().unwrap_or_else(|p| p.into_inner());
         // Another request may have opened it meanwhile; keep the first.
-        Arc::clone(handles.entry(id.clone()).or_insert(handle))
+        if let Some(first) = handles.get(id) {
+            return Arc::clone(first);
+        }
+        *handle.conversation() = conversation;
+        restore::settle(&handle.session, &restored.messages);
+        handles.insert(id.clone(), Arc::clone(&handle));
+        handle
     }
 
     pub fn get(&self, id: &ProjectId) -> Option<Arc<ProjectHandle>> {
@@ -73,6 +120,8 @@ impl OpenProjects {
                 cancel.cancel();
             }
             handle.runner.shutdown().await;
+            // What was published is on disk before the process ends.
+            handle.session.flush().await;
         }
     }
 }

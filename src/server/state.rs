@@ -12,6 +12,7 @@ use super::projects::Projects;
 use super::sandbox::preview_ports::PreviewPorts;
 use super::sandbox::{SandboxManager, SandboxSettings};
 use super::session::OpenProjects;
+use super::store::Store;
 
 /// Cheap to clone: everything inside is shared.
 #[derive(Clone)]
@@ -28,6 +29,8 @@ pub struct AppState {
     pub open_projects: Arc<OpenProjects>,
     /// The ports previews are framed from.
     pub preview_ports: Arc<PreviewPorts>,
+    /// Projects and conversations on disk (`<data_dir>/rivet.db`).
+    pub store: Store,
 }
 
 impl AppState {
@@ -53,6 +56,7 @@ impl AppState {
             access,
             leptos_options,
             projects: Projects::new(&config.server.data_dir),
+            store: Store::new(&config.server.data_dir),
             llm: Arc::new(LlmService::new(config.clone())),
             config,
             sandbox,

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod agent;
+mod api_v1;
 mod llm;
 mod protocol;
 mod sandbox;

@@ -25,7 +25,11 @@ struct Ide {
 
 impl Ide {
     async fn start(mock: &Mock) -> Ide {
-        let data = tempfile::tempdir().unwrap();
+        Ide::start_in(mock, tempfile::tempdir().unwrap()).await
+    }
+
+    /// Starts `rivet serve` on the data directory `data`.
+    async fn start_in(mock: &Mock, data: tempfile::TempDir) -> Ide {
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
         super::support::serve_in(&mut command, data.path());
         command
@@ -39,6 +43,14 @@ impl Ide {
             addr,
             http: super::support::client().build().unwrap(),
         }
+    }
+
+    /// Kills `rivet serve` with SIGKILL (no shutdown of any kind) and
+    /// hands back its data directory.
+    async fn kill(mut self) -> tempfile::TempDir {
+        self.child.start_kill().unwrap();
+        self.child.wait().await.unwrap();
+        self._data
     }
 
     /// The pid of `rivet serve`.
@@ -632,4 +644,108 @@ async fn a_port_flood_does_not_exhaust_the_ides_descriptors() {
         url_of(s, 4600) == Some(Some(last.clone()))
     })
     .await;
+}
+
+/// `rivet serve` killed with SIGKILL in the middle of an answer and started
+/// again on the same data directory; the feed of the project after the
+/// restart, showing the restored conversation.
+async fn restarted_after_kill_9_mid_answer(mock: &Mock) -> (Ide, String, Feed) {
+    // Slow enough to be killed in the middle.
+    mock.faults(json!({"chunk-delay-ms": 100})).await;
+    let ide = Ide::start(mock).await;
+    let project = ide.new_project().await;
+    let mut feed = ide.feed(&project).await;
+    ide.send(&project, "show me a snippet sample").await;
+    feed.until("part of the answer", |s| {
+        s.messages.len() == 2 && s.messages[1].text().len() >= 40
+    })
+    .await;
+    let seen = feed.state.messages[1].text();
+    assert_eq!(feed.state.messages[1].status, MessageStatus::Streaming);
+    let data = ide.kill().await;
+
+    let ide = Ide::start_in(mock, data).await;
+    let mut feed = ide.feed(&project).await;
+    feed.until("the restored conversation", |s| {
+        s.messages.len() == 2 && s.messages[1].status.is_final()
+    })
+    .await;
+    let messages = &feed.state.messages;
+    assert_eq!(messages[0].text(), "show me a snippet sample");
+    // Everything the browser had seen was stored before it was shown.
+    assert!(
+        messages[1].text().starts_with(&seen),
+        "{:?} does not start with {seen:?}",
+        messages[1].text()
+    );
+    assert!(
+        matches!(&messages[1].status, MessageStatus::Interrupted { reason } if reason.contains("server stopped")),
+        "{:?}",
+        messages[1].status
+    );
+    (ide, project, feed)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_cut_by_kill_9_is_there_after_a_restart_marked_interrupted_and_retry_works() {
+    let mock = Mock::start(&[]);
+    let (ide, project, mut feed) = restarted_after_kill_9_mid_answer(&mock).await;
+    let (status, body) = ide
+        .call(
+            "retry_answer",
+            &[
+                ("project", &project),
+                ("message_id", &feed.state.messages[1].id),
+            ],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    feed.until("the retried answer", |s| {
+        s.messages.len() == 3 && answered(s)
+    })
+    .await;
+    assert_eq!(feed.state.messages[2].status, MessageStatus::Complete);
+    assert!(
+        feed.state.messages[2]
+            .text()
+            .starts_with("Here is a small counter component"),
+        "{}",
+        feed.state.messages[2].text()
+    );
+    // A second restart finds the finished conversation as it was.
+    let data = ide.kill().await;
+    let ide = Ide::start_in(&mock, data).await;
+    let mut again = ide.feed(&project).await;
+    again.until("the snapshot", |s| s.messages.len() == 3).await;
+    assert_eq!(again.state.messages, feed.state.messages);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_cut_by_kill_9_continues_after_a_restart_without_repeating_itself() {
+    let mock = Mock::start(&[]);
+    let (ide, project, mut feed) = restarted_after_kill_9_mid_answer(&mock).await;
+    let (status, body) = ide
+        .call(
+            "continue_answer",
+            &[
+                ("project", &project),
+                ("message_id", &feed.state.messages[1].id),
+            ],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    feed.until("the continued answer", |s| {
+        s.messages.len() == 2 && s.messages[1].status == MessageStatus::Complete
+    })
+    .await;
+    let text = feed.state.messages[1].text();
+    assert_eq!(
+        text.matches("Here is a small counter component").count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        text.trim_end().ends_with("npm install react\n```"),
+        "{text}"
+    );
 }

@@ -13,11 +13,12 @@ use crate::app::api::FileChange;
 use crate::runtime::host::RuntimeError;
 use crate::runtime::project::{InvalidProjectId, ProjectId};
 use crate::runtime::runner::PreviewError;
-use crate::runtime::session::{Message, SessionEvent};
+use crate::runtime::session::{Message, MessageStatus, Role, SessionEvent};
 use crate::server::llm::client::ChatMessage;
 use crate::server::llm::prompt::RuntimeDescription;
 use crate::server::projects::ProjectError;
 use crate::server::state::AppState;
+use crate::server::store::MessageRow;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -45,10 +46,16 @@ pub enum ApiError {
 /// owner's token, from the IDE's own page or a program).
 async fn open(project: &str) -> Result<(AppState, Arc<ProjectHandle>), ApiError> {
     let state = expect_context::<AppState>();
+    let handle = open_in(&state, project).await?;
+    Ok((state, handle))
+}
+
+/// The project's handle, for callers that have the state at hand (the
+/// HTTP API).
+pub async fn open_in(state: &AppState, project: &str) -> Result<Arc<ProjectHandle>, ApiError> {
     let id = ProjectId::parse(project)?;
     state.projects.get(&id)?;
-    let handle = state.open_projects.open(&state, &id).await;
-    Ok((state, handle))
+    Ok(state.open_projects.open(state, &id).await)
 }
 
 pub async fn feed(project: &str) -> Result<ByteStream, ApiError> {
@@ -96,11 +103,22 @@ fn drop_unfinished(handle: &ProjectHandle) {
 }
 
 pub async fn send(project: &str, text: String) -> Result<(), ApiError> {
+    let state = expect_context::<AppState>();
+    send_in(&state, project, text).await.map(drop)
+}
+
+/// The ids of the user's message and of the answer that started.
+pub struct Sent {
+    pub user_message_id: String,
+    pub assistant_message_id: String,
+}
+
+pub async fn send_in(state: &AppState, project: &str, text: String) -> Result<Sent, ApiError> {
     let text = text.trim().to_owned();
     if text.is_empty() {
         return Err(ApiError::EmptyMessage);
     }
-    let (state, handle) = open(project).await?;
+    let handle = open_in(state, project).await?;
     if handle.conversation().streaming.is_some() {
         return Err(ApiError::Busy);
     }
@@ -112,11 +130,26 @@ pub async fn send(project: &str, text: String) -> Result<(), ApiError> {
         history.push(ChatMessage::user(text.clone()));
         (id, history)
     };
+    handle.session.save_message(MessageRow {
+        id: user_id.clone(),
+        role: Role::User,
+        text: text.clone(),
+        asked: None,
+        model: None,
+        usage: None,
+        finish_reason: None,
+        status: MessageStatus::Complete,
+    });
     handle.publish(SessionEvent::MessageAdded {
-        message: Message::user(user_id, text.clone()),
+        message: Message::user(user_id.clone(), text.clone()),
     });
     let answer = turn::new_answer(&handle, history, &text);
-    spawn_answer(&state, &handle, answer)
+    let sent = Sent {
+        user_message_id: user_id,
+        assistant_message_id: answer.message_id.clone(),
+    };
+    spawn_answer(state, &handle, answer)?;
+    Ok(sent)
 }
 
 pub async fn stop(project: &str) -> Result<(), ApiError> {
@@ -180,6 +213,15 @@ pub async fn read_file(project: &str, path: &str) -> Result<String, ApiError> {
 
 pub async fn write_file(project: &str, path: &str, content: String) -> Result<(), ApiError> {
     let (_, handle) = open(project).await?;
+    write_file_in(&handle, path, content).await
+}
+
+/// Saves a file the person (or a program, through the HTTP API) wrote.
+pub async fn write_file_in(
+    handle: &ProjectHandle,
+    path: &str,
+    content: String,
+) -> Result<(), ApiError> {
     let before = match handle.runtime.read_file(path).await {
         Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
         Err(_) => None,
@@ -226,6 +268,10 @@ pub async fn rename(project: &str, from: &str, to: &str) -> Result<(), ApiError>
 
 pub async fn delete(project: &str, path: &str) -> Result<(), ApiError> {
     let (_, handle) = open(project).await?;
+    delete_in(&handle, path).await
+}
+
+pub async fn delete_in(handle: &ProjectHandle, path: &str) -> Result<(), ApiError> {
     handle.runtime.remove(path).await?;
     handle.publish(SessionEvent::FileRemoved {
         path: path.to_owned(),

@@ -7,6 +7,7 @@ use tokio::sync::broadcast;
 
 use crate::runtime::project::ProjectId;
 use crate::runtime::session::{Envelope, SessionEvent, SessionState};
+use crate::server::store::{EventWriter, MessageRow, Store};
 
 /// Events a subscriber may fall behind by before it is resynchronised with a
 /// snapshot. Token deltas are small, so this is a few seconds of streaming.
@@ -21,6 +22,9 @@ pub struct Session {
     pub project: ProjectId,
     inner: Mutex<Inner>,
     tx: broadcast::Sender<Arc<Envelope>>,
+    /// Stores each event before subscribers get it (absent in tests of the
+    /// hub alone).
+    writer: Option<EventWriter>,
 }
 
 impl Session {
@@ -30,6 +34,45 @@ impl Session {
             project,
             inner: Mutex::new(Inner { state, seq: 0 }),
             tx,
+            writer: None,
+        }
+    }
+
+    /// A session whose events go to `store` first, numbered after `seq`
+    /// (the last one stored).
+    pub fn stored(project: ProjectId, state: SessionState, seq: u64, store: Store) -> Session {
+        let (tx, _) = broadcast::channel(BACKLOG);
+        let deliver = tx.clone();
+        let writer = EventWriter::spawn(store, project.as_str().to_owned(), move |envelope| {
+            // Sending fails only when nobody listens, which is fine.
+            let _ = deliver.send(envelope);
+        });
+        Session {
+            project,
+            inner: Mutex::new(Inner { state, seq }),
+            tx,
+            writer: Some(writer),
+        }
+    }
+
+    /// Saves a message's row, in order with the events published so far.
+    pub fn save_message(&self, message: MessageRow) {
+        if let Some(writer) = &self.writer {
+            writer.message(message);
+        }
+    }
+
+    /// Appends to a streaming answer's stored text, in order with the events.
+    pub fn append_text(&self, message_id: &str, text: &str) {
+        if let Some(writer) = &self.writer {
+            writer.append(message_id, text);
+        }
+    }
+
+    /// Waits until everything published so far is stored.
+    pub async fn flush(&self) {
+        if let Some(writer) = &self.writer {
+            writer.flush().await;
         }
     }
 
@@ -50,8 +93,12 @@ impl Session {
             seq: inner.seq,
             event,
         });
-        // Sending fails only when nobody listens, which is fine.
-        let _ = self.tx.send(envelope);
+        match &self.writer {
+            // Queued under the lock, so the store sees events in order.
+            Some(writer) => writer.event(envelope),
+            // Sending fails only when nobody listens, which is fine.
+            None => drop(self.tx.send(envelope)),
+        }
     }
 
     /// Reads the current state.
@@ -70,22 +117,32 @@ impl Session {
         };
         let session = Arc::clone(self);
         futures::stream::unfold(
-            (Some(first), rx, session),
-            |(first, mut rx, session)| async move {
+            (Some(first), 0, rx, session),
+            |(first, mut seen, mut rx, session)| async move {
                 if let Some(first) = first {
-                    return Some((first, (None, rx, session)));
+                    let seq = first.seq;
+                    return Some((first, (None, seq, rx, session)));
                 }
-                match rx.recv().await {
-                    Ok(envelope) => Some((envelope, (None, rx, session))),
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        // Start over from the present: a fresh receiver and a snapshot.
-                        let (snapshot, fresh) = {
-                            let inner = session.lock();
-                            (session.snapshot(&inner), session.tx.subscribe())
-                        };
-                        Some((snapshot, (None, fresh, session)))
+                loop {
+                    match rx.recv().await {
+                        // A stored session delivers an event after the state
+                        // has it, so the snapshot may already hold it.
+                        Ok(envelope) if envelope.seq <= seen => {}
+                        Ok(envelope) => {
+                            seen = envelope.seq;
+                            return Some((envelope, (None, seen, rx, session)));
+                        }
+                        Err(broadcast::error::RecvError::Lagged(_)) => {
+                            // Start over from the present: a fresh receiver and a snapshot.
+                            let (snapshot, fresh) = {
+                                let inner = session.lock();
+                                (session.snapshot(&inner), session.tx.subscribe())
+                            };
+                            let seq = snapshot.seq;
+                            return Some((snapshot, (None, seq, fresh, session)));
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return None,
                     }
-                    Err(broadcast::error::RecvError::Closed) => None,
                 }
             },
         )

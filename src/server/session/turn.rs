@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::project::{ProjectHandle, Unfinished};
+use super::saved::SavedAnswer;
 use crate::runtime::llm::{LlmError, LlmEvent};
 use crate::runtime::protocol::Parser;
 use crate::runtime::session::{Message, MessageStatus, SessionEvent, Usage};
@@ -48,13 +49,16 @@ pub async fn run(
     } = answer;
     let continuing = !earlier.is_empty();
     let publish = |event: SessionEvent| project.publish(event);
+    let mut saved = SavedAnswer::new(&message_id, None, &earlier);
 
     let llm_config = match llm.resolve_for_chat().await {
         Ok(config) => config,
         Err(error) => {
-            return finish_failed(&project, &message_id, &error, &earlier, parser, history);
+            let end = (earlier.as_str(), parser, history);
+            return finish_failed(&project, &message_id, &error, end, saved);
         }
     };
+    saved.set_model(&llm_config.model);
     let system = system_prompt(&prompt_context(&project, runtime_description).await);
     let mut request = ChatRequest::new(system, history.clone());
     if continuing {
@@ -63,6 +67,7 @@ pub async fn run(
 
     let outcome = chat(&llm_config, request, cancel, |event| match event {
         LlmEvent::Delta { text } => {
+            saved.delta(&project.session, &text);
             for event in parser.push(&text) {
                 // The state learns of an action before the runner reports on it.
                 project.publish(SessionEvent::Protocol {
@@ -72,14 +77,18 @@ pub async fn run(
                 project.runner.observe(&message_id, &event);
             }
         }
-        LlmEvent::Usage(usage) => publish(SessionEvent::Usage {
-            message_id: message_id.clone(),
-            usage: Usage {
+        LlmEvent::Usage(usage) => {
+            let usage = Usage {
                 prompt_tokens: usage.prompt_tokens,
                 completion_tokens: usage.completion_tokens,
                 total_tokens: usage.total_tokens,
-            },
-        }),
+            };
+            saved.usage(usage);
+            publish(SessionEvent::Usage {
+                message_id: message_id.clone(),
+                usage,
+            });
+        }
         LlmEvent::Continuing { attempt } => publish(SessionEvent::Notice {
             message_id: message_id.clone(),
             notice: Some(format!(
@@ -99,22 +108,35 @@ pub async fn run(
         Ok(finish_reason) => {
             close_parser(&project, &message_id, parser);
             record_answer(&project, history, &text);
+            let finish_reason = Some(format!("{finish_reason:?}").to_lowercase());
+            let status = MessageStatus::Complete;
+            saved.finish(&project.session, &text, &status, finish_reason.clone());
             publish(SessionEvent::MessageFinished {
                 message_id,
-                status: MessageStatus::Complete,
-                finish_reason: Some(format!("{finish_reason:?}").to_lowercase()),
+                status,
+                finish_reason,
             });
         }
         Err(LlmError::Cancelled) => {
             close_parser(&project, &message_id, parser);
             record_answer(&project, history, &text);
+            let status = MessageStatus::Stopped;
+            saved.finish(&project.session, &text, &status, None);
             publish(SessionEvent::MessageFinished {
                 message_id,
-                status: MessageStatus::Stopped,
+                status,
                 finish_reason: None,
             });
         }
-        Err(error) => finish_failed(&project, &message_id, &error, &text, parser, history),
+        Err(error) => {
+            finish_failed(
+                &project,
+                &message_id,
+                &error,
+                (&text, parser, history),
+                saved,
+            );
+        }
     }
 }
 
@@ -124,9 +146,8 @@ fn finish_failed(
     project: &ProjectHandle,
     message_id: &str,
     error: &LlmError,
-    text: &str,
-    parser: Parser,
-    history: Vec<ChatMessage>,
+    (text, parser, history): (&str, Parser, Vec<ChatMessage>),
+    saved: SavedAnswer,
 ) {
     let status = if text.is_empty() {
         MessageStatus::Failed {
@@ -147,6 +168,7 @@ fn finish_failed(
             history,
         });
     }
+    saved.finish(&project.session, text, &status, None);
     project.publish(SessionEvent::MessageFinished {
         message_id: message_id.to_owned(),
         status,
@@ -185,6 +207,7 @@ pub fn new_answer(project: &ProjectHandle, history: Vec<ChatMessage>, asked: &st
         .unwrap_or_else(|p| p.into_inner())
         .clear();
     project.runner.begin_turn();
+    SavedAnswer::new(&message_id, Some(asked.to_owned()), "").save(&project.session);
     project.publish(SessionEvent::MessageAdded {
         message: Message::assistant(message_id.clone()),
     });

@@ -1,0 +1,36 @@
+//! The headless HTTP API under `/api/v1` (documented in `docs/api.md`):
+//! projects, messages and files as JSON and raw bytes, for scripts and
+//! other tools. It sits behind the same access guard as every IDE route and
+//! calls the same session code as the UI's server functions. Errors are
+//! JSON with a stable `code`.
+
+mod error;
+mod files;
+mod messages;
+mod projects;
+
+use axum::Router;
+use axum::routing::{any, get};
+
+pub use error::V1Error;
+
+use super::state::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/api/v1/projects",
+            get(projects::list).post(projects::create),
+        )
+        .route("/api/v1/projects/{id}", get(projects::get))
+        .route(
+            "/api/v1/projects/{id}/messages",
+            get(messages::list).post(messages::send),
+        )
+        .route(
+            "/api/v1/projects/{id}/files/{*path}",
+            get(files::read).put(files::write).delete(files::delete),
+        )
+        .route("/api/v1", any(error::no_route))
+        .route("/api/v1/{*rest}", any(error::no_route))
+}

@@ -1,0 +1,80 @@
+//! `/api/v1/projects/{id}/messages`: send one (the answer streams on its
+//! own task) and list them.
+
+use axum::Json;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+
+use super::V1Error;
+use crate::runtime::session::{MessageStatus, Role};
+use crate::server::session::api;
+use crate::server::state::AppState;
+use crate::server::store::MessageRow;
+
+#[derive(Deserialize)]
+pub struct NewMessage {
+    text: String,
+}
+
+#[derive(Serialize)]
+pub struct Sent {
+    user_message_id: String,
+    assistant_message_id: String,
+}
+
+#[derive(Serialize, Debug, PartialEq)]
+pub struct MessageJson {
+    pub id: String,
+    pub role: Role,
+    /// The user's text, or the answer as streamed so far.
+    pub text: String,
+    /// `streaming`, `complete`, `failed` or `interrupted` (stopped by the
+    /// person, or cut off).
+    pub status: &'static str,
+}
+
+impl From<MessageRow> for MessageJson {
+    fn from(row: MessageRow) -> MessageJson {
+        let status = match row.status {
+            MessageStatus::Streaming => "streaming",
+            MessageStatus::Complete => "complete",
+            MessageStatus::Stopped | MessageStatus::Interrupted { .. } => "interrupted",
+            MessageStatus::Failed { .. } => "failed",
+        };
+        MessageJson {
+            id: row.id,
+            role: row.role,
+            text: row.text,
+            status,
+        }
+    }
+}
+
+pub async fn send(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    body: Result<Json<NewMessage>, JsonRejection>,
+) -> Result<(StatusCode, Json<Sent>), V1Error> {
+    let Json(NewMessage { text }) = body?;
+    let sent = api::send_in(&state, &id, text).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(Sent {
+            user_message_id: sent.user_message_id,
+            assistant_message_id: sent.assistant_message_id,
+        }),
+    ))
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<MessageJson>>, V1Error> {
+    // Opening settles an answer a stopped server left streaming.
+    let handle = api::open_in(&state, &id).await?;
+    handle.session.flush().await;
+    let rows = state.store.messages(handle.id.as_str()).await?;
+    Ok(Json(rows.into_iter().map(MessageJson::from).collect()))
+}

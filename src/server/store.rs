@@ -1,0 +1,109 @@
+//! The record of projects and conversations: SQLite in
+//! `<data_dir>/rivet.db` (WAL, foreign keys, the migrations in
+//! `migrations/` run before first use). A session is stored as the events
+//! its reducer folds, so a reopened project rebuilds exactly what the UI
+//! showed; messages are stored whole too, for the model's history and Retry.
+//! Queries are checked at run time, so builds never need a database.
+
+mod events;
+mod messages;
+mod projects;
+#[cfg(test)]
+mod tests;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sqlx::SqlitePool;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use tokio::sync::OnceCell;
+
+pub use events::Replay;
+pub use messages::MessageRow;
+pub use projects::ProjectRow;
+pub use writer::EventWriter;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot create the data directory {path}: {source}")]
+    Dir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the database {path} could not be migrated: {message}")]
+    Migrate { path: PathBuf, message: String },
+    #[error("database error: {0}")]
+    Sql(#[from] sqlx::Error),
+}
+
+/// Cheap to clone: the pool is shared.
+#[derive(Clone)]
+pub struct Store {
+    path: PathBuf,
+    pool: SqlitePool,
+    /// Migrations run once, before the first query (or at start, by `serve`).
+    ready: Arc<OnceCell<Result<(), String>>>,
+}
+
+impl Store {
+    /// The store of `data_dir`; nothing is opened until the first use.
+    pub fn new(data_dir: &Path) -> Store {
+        let path = data_dir.join("rivet.db");
+        let options = SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // With WAL, NORMAL survives a killed process; only a power loss
+            // may drop the latest transactions.
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_lazy_with(options);
+        Store {
+            path,
+            pool,
+            ready: Arc::new(OnceCell::new()),
+        }
+    }
+
+    /// Creates the database and runs the migrations, once.
+    pub async fn ready(&self) -> Result<&SqlitePool, StoreError> {
+        let outcome = self
+            .ready
+            .get_or_init(|| async { self.migrate().await.map_err(|e| e.to_string()) })
+            .await;
+        match outcome {
+            Ok(()) => Ok(&self.pool),
+            Err(message) => Err(StoreError::Migrate {
+                path: self.path.clone(),
+                message: message.clone(),
+            }),
+        }
+    }
+
+    async fn migrate(&self) -> Result<(), StoreError> {
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
+                path: dir.to_owned(),
+                source,
+            })?;
+        }
+        sqlx::migrate!()
+            .run(&self.pool)
+            .await
+            .map_err(|e| StoreError::Migrate {
+                path: self.path.clone(),
+                message: e.to_string(),
+            })
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}

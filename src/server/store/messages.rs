@@ -1,0 +1,197 @@
+//! The `messages` table: each message whole, as the model sent it.
+
+use sqlx::{Row, Sqlite, Transaction};
+
+use super::{Store, StoreError, now};
+use crate::runtime::session::{MessageStatus, Role, Usage};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageRow {
+    pub id: String,
+    pub role: Role,
+    /// The user's text, or the answer as streamed so far (artifacts included).
+    pub text: String,
+    /// For an answer: the user message it answers.
+    pub asked: Option<String>,
+    pub model: Option<String>,
+    pub usage: Option<Usage>,
+    pub finish_reason: Option<String>,
+    pub status: MessageStatus,
+}
+
+impl MessageRow {
+    /// Messages are numbered `m1`, `m2`, … within a project.
+    pub fn position(&self) -> i64 {
+        self.id.trim_start_matches('m').parse::<i64>().unwrap_or(0)
+    }
+}
+
+fn status_columns(status: &MessageStatus) -> (&'static str, Option<&str>) {
+    match status {
+        MessageStatus::Streaming => ("streaming", None),
+        MessageStatus::Complete => ("complete", None),
+        MessageStatus::Stopped => ("stopped", None),
+        MessageStatus::Interrupted { reason } => ("interrupted", Some(reason)),
+        MessageStatus::Failed { error } => ("failed", Some(error)),
+    }
+}
+
+fn status_from(name: &str, detail: Option<String>) -> MessageStatus {
+    let detail = detail.unwrap_or_default();
+    match name {
+        "streaming" => MessageStatus::Streaming,
+        "complete" => MessageStatus::Complete,
+        "stopped" => MessageStatus::Stopped,
+        "interrupted" => MessageStatus::Interrupted { reason: detail },
+        _ => MessageStatus::Failed { error: detail },
+    }
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    }
+}
+
+impl Store {
+    /// The project's messages in order.
+    pub async fn messages(&self, project: &str) -> Result<Vec<MessageRow>, StoreError> {
+        let pool = self.ready().await?;
+        let rows = sqlx::query(
+            "SELECT id, role, text, asked, model, usage, finish_reason, status, status_detail \
+             FROM messages WHERE project = $1 ORDER BY position",
+        )
+        .bind(project)
+        .fetch_all(pool)
+        .await?;
+        let mut messages: Vec<MessageRow> = rows.iter().map(message_from).collect();
+        let pieces = sqlx::query(
+            "SELECT message_id, piece FROM message_text WHERE project = $1 ORDER BY seq",
+        )
+        .bind(project)
+        .fetch_all(pool)
+        .await?;
+        for piece in pieces {
+            let id: String = piece.get("message_id");
+            if let Some(message) = messages.iter_mut().find(|m| m.id == id) {
+                message.text.push_str(piece.get("piece"));
+            }
+        }
+        Ok(messages)
+    }
+
+    /// Saves one message now (outside the session's writer).
+    pub async fn save_message(
+        &self,
+        project: &str,
+        message: &MessageRow,
+    ) -> Result<(), StoreError> {
+        let pool = self.ready().await?;
+        let mut tx = pool.begin().await?;
+        upsert(&mut tx, project, message).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+fn message_from(row: &sqlx::sqlite::SqliteRow) -> MessageRow {
+    let role: String = row.get("role");
+    let usage: Option<String> = row.get("usage");
+    let status: String = row.get("status");
+    MessageRow {
+        id: row.get("id"),
+        role: if role == "user" {
+            Role::User
+        } else {
+            Role::Assistant
+        },
+        text: row.get("text"),
+        asked: row.get("asked"),
+        model: row.get("model"),
+        usage: usage.and_then(|json| serde_json::from_str(&json).ok()),
+        finish_reason: row.get("finish_reason"),
+        status: status_from(&status, row.get("status_detail")),
+    }
+}
+
+pub(super) async fn upsert(
+    tx: &mut Transaction<'_, Sqlite>,
+    project: &str,
+    message: &MessageRow,
+) -> Result<(), StoreError> {
+    let (status, detail) = status_columns(&message.status);
+    let usage = message
+        .usage
+        .as_ref()
+        .map(|usage| serde_json::to_string(usage).unwrap_or_default());
+    sqlx::query(
+        "INSERT INTO messages (project, id, position, role, text, asked, model, usage, \
+         finish_reason, status, status_detail, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+         ON CONFLICT (project, id) DO UPDATE SET text = excluded.text, \
+         model = excluded.model, usage = excluded.usage, \
+         finish_reason = excluded.finish_reason, status = excluded.status, \
+         status_detail = excluded.status_detail, updated_at = excluded.updated_at",
+    )
+    .bind(project)
+    .bind(&message.id)
+    .bind(message.position())
+    .bind(role_name(message.role))
+    .bind(&message.text)
+    .bind(&message.asked)
+    .bind(&message.model)
+    .bind(usage)
+    .bind(&message.finish_reason)
+    .bind(status)
+    .bind(detail)
+    .bind(now())
+    .execute(&mut **tx)
+    .await?;
+    // The whole text is in the row now.
+    sqlx::query("DELETE FROM message_text WHERE project = $1 AND message_id = $2")
+        .bind(project)
+        .bind(&message.id)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query("UPDATE projects SET updated_at = $1 WHERE id = $2")
+        .bind(now())
+        .bind(project)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Stores one more piece of a streaming answer's text as piece `seq`.
+pub(super) async fn append(
+    tx: &mut Transaction<'_, Sqlite>,
+    project: &str,
+    seq: i64,
+    message_id: &str,
+    text: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO message_text (project, seq, message_id, piece) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(project)
+    .bind(seq)
+    .bind(message_id)
+    .bind(text)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The number of the project's last stored piece of answer text.
+pub(super) async fn last_piece(
+    tx: &mut Transaction<'_, Sqlite>,
+    project: &str,
+) -> Result<i64, StoreError> {
+    let last: Option<i64> =
+        sqlx::query("SELECT MAX(seq) AS last FROM message_text WHERE project = $1")
+            .bind(project)
+            .fetch_one(&mut **tx)
+            .await?
+            .get("last");
+    Ok(last.unwrap_or(0))
+}

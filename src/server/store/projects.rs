@@ -1,0 +1,106 @@
+//! The `projects` table.
+
+use sqlx::Row;
+
+use super::{Store, StoreError};
+use crate::server::projects::{ProjectMeta, Projects};
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ProjectRow {
+    pub id: String,
+    pub name: String,
+    /// Seconds since the Unix epoch.
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub runtime: String,
+}
+
+impl Store {
+    /// Records the project unless it is already recorded; true when it was new.
+    pub async fn ensure_project(&self, project: &ProjectRow) -> Result<bool, StoreError> {
+        let pool = self.ready().await?;
+        let done = sqlx::query(
+            "INSERT INTO projects (id, name, created_at, updated_at, runtime) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(&project.id)
+        .bind(&project.name)
+        .bind(project.created_at)
+        .bind(project.updated_at)
+        .bind(&project.runtime)
+        .execute(pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    pub async fn project(&self, id: &str) -> Result<Option<ProjectRow>, StoreError> {
+        let pool = self.ready().await?;
+        let row = sqlx::query(
+            "SELECT id, name, created_at, updated_at, runtime FROM projects WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(pool)
+        .await?;
+        Ok(row.as_ref().map(project_from))
+    }
+
+    /// Every project, the latest changed first.
+    pub async fn list_projects(&self) -> Result<Vec<ProjectRow>, StoreError> {
+        let pool = self.ready().await?;
+        let rows = sqlx::query(
+            "SELECT id, name, created_at, updated_at, runtime FROM projects \
+             ORDER BY updated_at DESC, created_at DESC, id",
+        )
+        .fetch_all(pool)
+        .await?;
+        Ok(rows.iter().map(project_from).collect())
+    }
+
+    /// Records the projects whose directories hold a `project.json` (how
+    /// projects were kept before the store) and are not recorded yet. A
+    /// `project.json` that cannot be read is reported and left out.
+    pub async fn import_projects(
+        &self,
+        projects: &Projects,
+        runtime: &str,
+    ) -> Result<usize, StoreError> {
+        let mut imported = 0;
+        for id in projects.ids() {
+            match projects.get(&id) {
+                Ok(meta) => {
+                    if self
+                        .ensure_project(&ProjectRow::from_meta(&meta, runtime))
+                        .await?
+                    {
+                        imported += 1;
+                    }
+                }
+                Err(error) => tracing::warn!(%error, "a project directory could not be imported"),
+            }
+        }
+        Ok(imported)
+    }
+}
+
+impl ProjectRow {
+    pub fn from_meta(meta: &ProjectMeta, runtime: &str) -> ProjectRow {
+        let created = i64::try_from(meta.created).unwrap_or(i64::MAX);
+        ProjectRow {
+            id: meta.id.as_str().to_owned(),
+            name: meta.name.clone(),
+            created_at: created,
+            updated_at: created,
+            runtime: runtime.to_owned(),
+        }
+    }
+}
+
+fn project_from(row: &sqlx::sqlite::SqliteRow) -> ProjectRow {
+    ProjectRow {
+        id: row.get("id"),
+        name: row.get("name"),
+        created_at: row.get("created_at"),
+        updated_at: row.get("updated_at"),
+        runtime: row.get("runtime"),
+    }
+}

@@ -1,0 +1,295 @@
+//! The store against a real SQLite file in a temporary data directory.
+
+use std::sync::Arc;
+
+use sqlx::Row;
+
+use super::*;
+use crate::runtime::session::{Envelope, Message, MessageStatus, Role, SessionEvent, Usage};
+
+fn project(id: &str) -> ProjectRow {
+    ProjectRow {
+        id: id.to_owned(),
+        name: format!("project {id}"),
+        created_at: 1_700_000_000,
+        updated_at: 1_700_000_000,
+        runtime: "sandbox".to_owned(),
+    }
+}
+
+fn terminal(seq: u64, text: &str) -> Arc<Envelope> {
+    Arc::new(Envelope {
+        seq,
+        event: SessionEvent::Terminal { text: text.into() },
+    })
+}
+
+fn answer(id: &str, text: &str, status: MessageStatus) -> MessageRow {
+    MessageRow {
+        id: id.to_owned(),
+        role: Role::Assistant,
+        text: text.to_owned(),
+        asked: Some("build it".to_owned()),
+        model: Some("rivet-replay".to_owned()),
+        usage: Some(Usage {
+            prompt_tokens: 1,
+            completion_tokens: 2,
+            total_tokens: 3,
+        }),
+        finish_reason: None,
+        status,
+    }
+}
+
+async fn store_with(id: &str) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(&dir.path().join("data"));
+    store.ensure_project(&project(id)).await.unwrap();
+    (dir, store)
+}
+
+/// Writes `events` through a writer and waits for them.
+async fn write_events(store: &Store, id: &str, events: Vec<Arc<Envelope>>) {
+    let writer = EventWriter::spawn(store.clone(), id.to_owned(), |_| {});
+    for event in events {
+        writer.event(event);
+    }
+    writer.flush().await;
+}
+
+#[tokio::test]
+async fn migrations_create_the_database_in_an_empty_data_dir_with_wal_and_foreign_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(&dir.path().join("new"));
+    let pool = store.ready().await.unwrap();
+    assert!(dir.path().join("new/rivet.db").is_file());
+    let mode: String = sqlx::query("PRAGMA journal_mode")
+        .fetch_one(pool)
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(mode, "wal");
+    let keys: i64 = sqlx::query("PRAGMA foreign_keys")
+        .fetch_one(pool)
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(keys, 1);
+    // Running them again (a restart) is a no-op.
+    Store::new(&dir.path().join("new")).ready().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_project_is_recorded_once() {
+    let (_dir, store) = store_with("p1").await;
+    let mut renamed = project("p1");
+    renamed.name = "other".into();
+    store.ensure_project(&renamed).await.unwrap();
+    assert_eq!(store.project("p1").await.unwrap(), Some(project("p1")));
+    assert_eq!(store.project("p2").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn events_come_back_in_order_per_project() {
+    let (_dir, store) = store_with("p1").await;
+    store.ensure_project(&project("p2")).await.unwrap();
+    write_events(&store, "p1", vec![terminal(1, "a"), terminal(2, "b")]).await;
+    write_events(&store, "p2", vec![terminal(1, "other")]).await;
+    let replay = store.events("p1").await.unwrap();
+    let seqs: Vec<u64> = replay.events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1, 2]);
+    assert_eq!(replay.events[1], *terminal(2, "b"));
+    assert_eq!(replay.last_seq, 2);
+    assert!(replay.skipped.is_empty());
+}
+
+#[tokio::test]
+async fn a_corrupt_event_row_is_reported_and_skipped() {
+    let (_dir, store) = store_with("p1").await;
+    write_events(&store, "p1", vec![terminal(1, "a")]).await;
+    let pool = store.ready().await.unwrap();
+    sqlx::query("INSERT INTO events (project, seq, event) VALUES ('p1', 2, '{not json')")
+        .execute(pool)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO events (project, seq, event) VALUES ('p1', 3, '{\"type\":\"no_such_event\"}')",
+    )
+    .execute(pool)
+    .await
+    .unwrap();
+    write_events(&store, "p1", vec![terminal(4, "d")]).await;
+    let replay = store.events("p1").await.unwrap();
+    assert_eq!(replay.skipped, [2, 3]);
+    let seqs: Vec<u64> = replay.events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1, 4]);
+    assert_eq!(replay.last_seq, 4);
+}
+
+#[tokio::test]
+async fn events_of_an_unknown_project_are_refused() {
+    let (_dir, store) = store_with("p1").await;
+    write_events(&store, "nobody", vec![terminal(1, "a")]).await;
+    assert!(store.events("nobody").await.unwrap().events.is_empty());
+}
+
+#[tokio::test]
+async fn a_message_row_is_updated_in_place_and_keeps_what_it_answers() {
+    let (_dir, store) = store_with("p1").await;
+    let user = MessageRow {
+        id: "m1".into(),
+        role: Role::User,
+        text: "build it".into(),
+        asked: None,
+        model: None,
+        usage: None,
+        finish_reason: None,
+        status: MessageStatus::Complete,
+    };
+    store.save_message("p1", &user).await.unwrap();
+    store
+        .save_message("p1", &answer("m2", "Sure", MessageStatus::Streaming))
+        .await
+        .unwrap();
+    let mut later = answer(
+        "m2",
+        "Sure, here",
+        MessageStatus::Interrupted {
+            reason: "cut".into(),
+        },
+    );
+    later.asked = None;
+    store.save_message("p1", &later).await.unwrap();
+    let rows = store.messages("p1").await.unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0], user);
+    assert_eq!(rows[1].text, "Sure, here");
+    assert_eq!(rows[1].asked.as_deref(), Some("build it"));
+    assert_eq!(
+        rows[1].status,
+        MessageStatus::Interrupted {
+            reason: "cut".into()
+        }
+    );
+    assert_eq!(rows[1].usage.map(|u| u.total_tokens), Some(3));
+}
+
+#[tokio::test]
+async fn messages_are_ordered_by_number_not_by_text() {
+    let (_dir, store) = store_with("p1").await;
+    for id in ["m10", "m2", "m1"] {
+        store
+            .save_message("p1", &answer(id, id, MessageStatus::Complete))
+            .await
+            .unwrap();
+    }
+    let ids: Vec<String> = store
+        .messages("p1")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(ids, ["m1", "m2", "m10"]);
+}
+
+#[tokio::test]
+async fn the_writer_stores_an_event_before_delivering_it() {
+    let (_dir, store) = store_with("p1").await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let writer = {
+        let store = store.clone();
+        EventWriter::spawn(store.clone(), "p1".into(), move |envelope| {
+            let _ = tx.send(envelope);
+        })
+    };
+    // A finished message is queued before the event that announces it.
+    writer.message(answer("m2", "x", MessageStatus::Complete));
+    writer.event(Arc::new(Envelope {
+        seq: 1,
+        event: SessionEvent::MessageAdded {
+            message: Message::user("m1", "hi"),
+        },
+    }));
+    let delivered = rx.recv().await.unwrap();
+    // Once delivered, the event and the message queued before it are on disk.
+    let replay = store.events("p1").await.unwrap();
+    assert_eq!(replay.events, [(*delivered).clone()]);
+    assert_eq!(store.messages("p1").await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn project_json_files_are_imported_once_and_a_corrupt_one_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let projects = crate::server::projects::Projects::new(dir.path());
+    let old = projects.create("kept in project.json").unwrap();
+    let bad = projects.create("bad").unwrap();
+    std::fs::write(projects.dir(&bad.id).join("project.json"), b"{\"id\":").unwrap();
+    let store = Store::new(dir.path());
+    assert_eq!(
+        store.import_projects(&projects, "sandbox").await.unwrap(),
+        1
+    );
+    assert_eq!(
+        store.import_projects(&projects, "sandbox").await.unwrap(),
+        0
+    );
+    let listed = store.list_projects().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, old.id.as_str());
+    assert_eq!(listed[0].name, "kept in project.json");
+    assert_eq!(listed[0].created_at, i64::try_from(old.created).unwrap());
+}
+
+#[tokio::test]
+async fn projects_are_listed_latest_changed_first() {
+    let (_dir, store) = store_with("p1").await;
+    store.ensure_project(&project("p2")).await.unwrap();
+    // A message makes p1 the latest changed.
+    store
+        .save_message("p1", &answer("m1", "x", MessageStatus::Complete))
+        .await
+        .unwrap();
+    let ids: Vec<String> = store
+        .list_projects()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
+    assert_eq!(ids, ["p1", "p2"]);
+}
+
+#[tokio::test]
+async fn streamed_text_is_appended_to_the_stored_answer_in_order() {
+    let (_dir, store) = store_with("p1").await;
+    let writer = EventWriter::spawn(store.clone(), "p1".into(), |_| {});
+    writer.message(answer("m2", "", MessageStatus::Streaming));
+    for piece in ["Here ", "it ", "is ✓"] {
+        writer.append("m2", piece);
+    }
+    writer.flush().await;
+    let rows = store.messages("p1").await.unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].text, "Here it is ✓");
+    assert_eq!(rows[0].status, MessageStatus::Streaming);
+    drop(writer);
+
+    // A restarted server's writer numbers its pieces after the stored ones.
+    let writer = EventWriter::spawn(store.clone(), "p1".into(), |_| {});
+    writer.append("m2", "!");
+    writer.flush().await;
+    assert_eq!(store.messages("p1").await.unwrap()[0].text, "Here it is ✓!");
+
+    // Saved whole, the row holds the text and the pieces are gone.
+    writer.message(answer("m2", "Here it is ✓!", MessageStatus::Complete));
+    writer.flush().await;
+    let rows = store.messages("p1").await.unwrap();
+    assert_eq!(rows[0].text, "Here it is ✓!");
+    let pieces: i64 = sqlx::query("SELECT COUNT(*) FROM message_text WHERE message_id = 'm2'")
+        .fetch_one(store.ready().await.unwrap())
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(pieces, 0);
+}

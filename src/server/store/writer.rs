@@ -1,0 +1,127 @@
+//! One task per open project writes what the session publishes, in order,
+//! and only then hands each event to the subscribers: what a browser has
+//! seen is on disk. Writes queued meanwhile go in one transaction.
+
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::messages::{self, MessageRow};
+use super::{Store, StoreError, events};
+use crate::runtime::session::Envelope;
+
+/// Writes taken in one transaction at most.
+const BATCH: usize = 512;
+
+enum Write {
+    Event(Arc<Envelope>),
+    Message(MessageRow),
+    /// More text of a streaming answer.
+    Append {
+        message_id: String,
+        text: String,
+    },
+    /// Answered once everything queued before it is written.
+    Flush(oneshot::Sender<()>),
+}
+
+pub struct EventWriter {
+    tx: mpsc::UnboundedSender<Write>,
+}
+
+impl EventWriter {
+    /// Starts the writer of `project`; `deliver` receives each event after
+    /// it is written (or after writing it failed, which is logged).
+    pub fn spawn(
+        store: Store,
+        project: String,
+        deliver: impl Fn(Arc<Envelope>) + Send + 'static,
+    ) -> EventWriter {
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(run(store, project, rx, deliver));
+        EventWriter { tx }
+    }
+
+    pub fn event(&self, envelope: Arc<Envelope>) {
+        if self.tx.send(Write::Event(envelope)).is_err() {
+            tracing::error!("the session writer has stopped; an event was not stored");
+        }
+    }
+
+    pub fn message(&self, message: MessageRow) {
+        if self.tx.send(Write::Message(message)).is_err() {
+            tracing::error!("the session writer has stopped; a message was not stored");
+        }
+    }
+
+    /// Appends to a stored answer's text, in order with the events.
+    pub fn append(&self, message_id: &str, text: &str) {
+        let write = Write::Append {
+            message_id: message_id.to_owned(),
+            text: text.to_owned(),
+        };
+        if self.tx.send(write).is_err() {
+            tracing::error!("the session writer has stopped; answer text was not stored");
+        }
+    }
+
+    /// Waits until everything queued so far is written.
+    pub async fn flush(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.tx.send(Write::Flush(done)).is_ok() {
+            let _ = wait.await;
+        }
+    }
+}
+
+async fn run(
+    store: Store,
+    project: String,
+    mut rx: mpsc::UnboundedReceiver<Write>,
+    deliver: impl Fn(Arc<Envelope>),
+) {
+    let mut batch = Vec::new();
+    // The number of the last piece of answer text stored, once known.
+    let mut piece = None;
+    while rx.recv_many(&mut batch, BATCH).await > 0 {
+        if let Err(error) = write(&store, &project, &batch, &mut piece).await {
+            tracing::error!(project, %error, "storing the session failed");
+        }
+        for write in batch.drain(..) {
+            match write {
+                Write::Event(envelope) => deliver(envelope),
+                Write::Message(_) | Write::Append { .. } => {}
+                Write::Flush(done) => {
+                    let _ = done.send(());
+                }
+            }
+        }
+    }
+}
+
+async fn write(
+    store: &Store,
+    project: &str,
+    batch: &[Write],
+    piece: &mut Option<i64>,
+) -> Result<(), StoreError> {
+    let pool = store.ready().await?;
+    let mut tx = pool.begin().await?;
+    for write in batch {
+        match write {
+            Write::Event(envelope) => events::append(&mut tx, project, envelope).await?,
+            Write::Message(message) => messages::upsert(&mut tx, project, message).await?,
+            Write::Append { message_id, text } => {
+                let last = match *piece {
+                    Some(last) => last,
+                    None => messages::last_piece(&mut tx, project).await?,
+                };
+                messages::append(&mut tx, project, last + 1, message_id, text).await?;
+                *piece = Some(last + 1);
+            }
+            Write::Flush(_) => {}
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}

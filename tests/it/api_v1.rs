@@ -1,0 +1,244 @@
+//! The headless HTTP API (`/api/v1`) against a real `rivet serve`, with the
+//! scripted provider answering and the sandbox holding the files.
+#![cfg(feature = "ssr")]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use super::llm::Mock;
+
+struct Server {
+    _child: tokio::process::Child,
+    _data: tempfile::TempDir,
+    addr: SocketAddr,
+    http: reqwest::Client,
+}
+
+impl Server {
+    async fn start(mock: &Mock, data: tempfile::TempDir) -> Server {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
+        super::support::serve_in(&mut command, data.path());
+        command
+            .env("RIVET_LLM_PROVIDER", "custom")
+            .env("RIVET_LLM_BASE_URL", mock.base_url())
+            .env("RIVET_LLM_MODEL", "rivet-replay");
+        let (child, addr) = super::support::spawn_serve(command).await;
+        Server {
+            _child: child,
+            _data: data,
+            addr,
+            http: super::support::client().build().unwrap(),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}/api/v1{path}", self.addr)
+    }
+
+    async fn json(&self, request: reqwest::RequestBuilder) -> (StatusCode, Value) {
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let body = response.json().await.unwrap_or(Value::Null);
+        (status, body)
+    }
+
+    async fn create(&self, name: &str) -> String {
+        let (status, body) = self
+            .json(
+                self.http
+                    .post(self.url("/projects"))
+                    .json(&json!({"name": name})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_str().unwrap().to_owned()
+    }
+}
+
+async fn server() -> (Mock, Server) {
+    let mock = Mock::start(&[]);
+    let server = Server::start(&mock, tempfile::tempdir().unwrap()).await;
+    (mock, server)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn projects_are_created_listed_and_fetched() {
+    let (_mock, server) = server().await;
+    let first = server.create("first").await;
+    let second = server.create("second").await;
+    let (status, list) = server.json(server.http.get(server.url("/projects"))).await;
+    assert_eq!(status, StatusCode::OK);
+    let listed: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert!(listed.contains(&first.as_str()) && listed.contains(&second.as_str()));
+    assert!(list[0]["updated_at"].is_i64(), "{list}");
+    let (status, project) = server
+        .json(server.http.get(server.url(&format!("/projects/{second}"))))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(project["name"], "second");
+    assert_eq!(project["id"], second.as_str());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_project_without_a_name_is_refused_with_a_code() {
+    let (_mock, server) = server().await;
+    for (body, code) in [
+        (json!({"name": "  "}), "invalid_name"),
+        (json!({"title": "x"}), "invalid_json"),
+    ] {
+        let (status, error) = server
+            .json(server.http.post(server.url("/projects")).json(&body))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+        assert_eq!(error["code"], code, "{error}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_project_or_route_is_a_json_404_with_a_code() {
+    let (_mock, server) = server().await;
+    for path in [
+        "/projects/nosuchproject",
+        "/projects/nosuchproject/messages",
+        "/projects/..%2F/files/a",
+    ] {
+        let (status, error) = server.json(server.http.get(server.url(path))).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {error}");
+        assert_eq!(error["code"], "project_not_found", "{path}: {error}");
+    }
+    let (status, error) = server
+        .json(server.http.get(server.url("/nothing/here")))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(error["code"], "no_route");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn requests_without_the_token_are_refused() {
+    let (_mock, server) = server().await;
+    let response = reqwest::Client::new()
+        .get(server.url("/projects"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_message_is_accepted_answered_and_listed_in_order() {
+    let (_mock, server) = server().await;
+    let project = server.create("chat").await;
+    let messages = server.url(&format!("/projects/{project}/messages"));
+    let (status, sent) = server
+        .json(
+            server
+                .http
+                .post(&messages)
+                .json(&json!({"text": "show me a snippet sample"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{sent}");
+    let user = sent["user_message_id"].as_str().unwrap().to_owned();
+    let assistant = sent["assistant_message_id"].as_str().unwrap().to_owned();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let list = loop {
+        let (status, list) = server.json(server.http.get(&messages)).await;
+        assert_eq!(status, StatusCode::OK, "{list}");
+        if list[1]["status"] == "complete" {
+            break list;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{list}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(list.as_array().unwrap().len(), 2, "{list}");
+    assert_eq!(list[0]["id"], user.as_str());
+    assert_eq!(list[0]["role"], "user");
+    assert_eq!(list[0]["text"], "show me a snippet sample");
+    assert_eq!(list[0]["status"], "complete");
+    assert_eq!(list[1]["id"], assistant.as_str());
+    assert_eq!(list[1]["role"], "assistant");
+    assert!(
+        list[1]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Here is a small counter component"),
+        "{list}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_message_is_refused_with_a_code() {
+    let (_mock, server) = server().await;
+    let project = server.create("chat").await;
+    let (status, error) = server
+        .json(
+            server
+                .http
+                .post(server.url(&format!("/projects/{project}/messages")))
+                .json(&json!({"text": " \n"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(error["code"], "empty_message");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn files_are_written_read_and_deleted() {
+    let (_mock, server) = server().await;
+    let project = server.create("files").await;
+    let file = server.url(&format!("/projects/{project}/files/src/data.bin"));
+    let bytes: Vec<u8> = vec![0, 159, 146, 150, b'\n', 255];
+    let response = server
+        .http
+        .put(&file)
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let response = server.http.get(&file).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.bytes().await.unwrap().to_vec(), bytes);
+    let response = server.http.delete(&file).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let (status, error) = server.json(server.http.get(&file)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(error["code"], "file_not_found");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_path_leaving_the_project_is_refused_with_a_code() {
+    let (_mock, server) = server().await;
+    let project = server.create("files").await;
+    // One encoded segment, so no client or proxy folds the `..` away.
+    let (status, error) = server
+        .json(server.http.get(server.url(&format!(
+            "/projects/{project}/files/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd"
+        ))))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+    assert_eq!(error["code"], "invalid_path", "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn project_json_files_are_imported_at_start() {
+    let data = tempfile::tempdir().unwrap();
+    let old = rivet::server::projects::Projects::new(data.path())
+        .create("made before the store")
+        .unwrap();
+    let mock = Mock::start(&[]);
+    let server = Server::start(&mock, data).await;
+    let (status, list) = server.json(server.http.get(server.url("/projects"))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(list[0]["id"], old.id.as_str());
+    assert_eq!(list[0]["name"], "made before the store");
+}
