@@ -28,7 +28,8 @@ use crate::runtime::action::{ValidatedAction, apply_blocks, validate};
 use crate::runtime::host::{
     CommandSpec, EventStream, ExitStatus, PortEvent, Process, PtySize, Runtime,
 };
-use crate::runtime::protocol::{Action, Event};
+use crate::runtime::build_result::{BuildResult, Stage};
+use crate::runtime::protocol::{Action, ActionKind, Event};
 use crate::runtime::session::{ActionRef, ActionStatus, Alert, SessionEvent};
 
 pub use self::output::plain_text;
@@ -114,6 +115,10 @@ struct Control {
     /// The dev server of the latest `start`.
     server: Option<Tracked>,
     alerts: u64,
+    results: u64,
+    /// The signature of the dev server's last compile error, so one that is
+    /// printed again for every request is reported once per file change.
+    last_compile: Option<String>,
 }
 
 struct Inner {
@@ -191,6 +196,56 @@ impl Runner {
                 action: action.cloned(),
             },
         });
+    }
+
+    /// Reports a failure of the run as a build result.
+    fn build_result(&self, mut result: BuildResult, action: Option<&ActionRef>) {
+        result.id = {
+            let mut control = self.control();
+            control.results += 1;
+            control.results
+        };
+        result.action = action.cloned();
+        self.emit(SessionEvent::BuildResult {
+            result: Box::new(result),
+        });
+    }
+
+    /// A failed command's build result.
+    fn command_failed(
+        &self,
+        stage: Stage,
+        command: &str,
+        status: &ExitStatus,
+        tail: &OutputTail,
+        action: &ActionRef,
+    ) {
+        let result = BuildResult::new(
+            stage,
+            Some(command.to_owned()),
+            status.code,
+            &tail.raw_text(),
+        );
+        self.build_result(result, Some(action));
+    }
+
+    /// Looks for a compile error in output of a serving dev server.
+    fn check_compile_error(&self, bytes: &[u8], action: &ActionRef) {
+        let Some(error) = crate::runtime::build_result::compile_error(&String::from_utf8_lossy(bytes))
+        else {
+            return;
+        };
+        let result = BuildResult::new(Stage::CompileError, None, None, &error);
+        let signature = result.signature();
+        let new = {
+            let mut control = self.control();
+            let new = control.last_compile.as_ref() != Some(&signature);
+            control.last_compile = Some(signature);
+            new
+        };
+        if new {
+            self.build_result(result, Some(action));
+        }
     }
 
     /// Starts a new turn (an answer); returns its number.
@@ -299,6 +354,7 @@ impl Runner {
             .write_file(path, content.as_bytes())
             .await
             .map_err(|e| e.to_string())?;
+        self.control().last_compile = None;
         self.emit(SessionEvent::FileWritten {
             path: path.to_owned(),
             by_model: true,
@@ -392,6 +448,8 @@ impl Runner {
         }
         .inspect_err(|reason| {
             if !self.is_aborted(job.turn) {
+                let stage = Stage::of_command(&command, matches!(job.parsed.kind, ActionKind::Build));
+                self.command_failed(stage, &command, &status, &tail, &job.action);
                 self.alert(
                     format!("`{command}` failed"),
                     reason.clone(),
@@ -461,6 +519,8 @@ impl Runner {
         {
             Ok(process) => process,
             Err(reason) => {
+                let result = BuildResult::new(Stage::DevServerStart, Some(command.clone()), None, &reason);
+                self.build_result(result, Some(&job.action));
                 self.alert(
                     format!("`{command}` did not start"),
                     reason.clone(),
@@ -508,6 +568,9 @@ impl Runner {
             futures::select! {
                 chunk = output.next() => if let Some(bytes) = chunk {
                     self.copy_output(&bytes, &mut tail);
+                    if serving {
+                        self.check_compile_error(&bytes, &action);
+                    }
                 },
                 event = ports.next() => if let Some(PortEvent::Opened { port }) = event && !serving {
                     serving = true;
@@ -521,6 +584,8 @@ impl Runner {
                         self.inner.cx.start_timeout.as_secs(),
                         tail.last_lines(REASON_LINES)
                     );
+                    let result = BuildResult::new(Stage::DevServerStart, Some(command.clone()), None, &reason);
+                    self.build_result(result, Some(&action));
                     self.alert("The dev server did not start".to_owned(), reason.clone(), Some(&action));
                     self.status(&action, ActionStatus::Failed { reason });
                     serving = true;
@@ -544,6 +609,7 @@ impl Runner {
             self.status(&action, ActionStatus::Aborted);
         } else if !serving {
             let reason = failure_reason(&command, &status, &tail);
+            self.command_failed(Stage::DevServerStart, &command, &status, &tail, &action);
             self.alert(
                 "The dev server exited before it opened a port".to_owned(),
                 reason.clone(),
@@ -552,6 +618,7 @@ impl Runner {
             self.status(&action, ActionStatus::Failed { reason });
         } else if !replaced && !self.is_aborted(turn) {
             let reason = failure_reason(&command, &status, &tail);
+            self.command_failed(Stage::DevServerCrash, &command, &status, &tail, &action);
             self.alert("The dev server stopped".to_owned(), reason, Some(&action));
         }
     }

@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures::StreamExt;
+use rivet::runtime::build_result::Stage;
 use rivet::runtime::session::{ActionStatus, Envelope, LineDecoder, MessageStatus, SessionState};
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -315,6 +316,15 @@ async fn a_misspelt_dependency_fails_the_install_with_npms_404() {
         "{:?}",
         feed.state.alerts
     );
+    // The failure is a build result too: its stage, command, exit code,
+    // plain output and the file to fix.
+    let result = &feed.state.build_results[0];
+    assert_eq!(result.stage, Stage::Install);
+    assert_eq!(result.command.as_deref(), Some("npm install"));
+    assert_ne!(result.exit_code, Some(0));
+    assert!(result.output.contains("404"), "{}", result.output);
+    assert!(!result.output.contains('\u{1b}'), "{}", result.output);
+    assert_eq!(result.files, ["package.json"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
