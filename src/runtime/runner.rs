@@ -182,7 +182,8 @@ impl Runner {
         self.emit(SessionEvent::Terminal { text: text.into() });
     }
 
-    fn alert(&self, title: String, detail: String, action: Option<&ActionRef>) {
+    /// Shows an alert, numbered with the runner's own.
+    pub fn alert(&self, title: String, detail: String, action: Option<&ActionRef>) {
         let id = {
             let mut control = self.control();
             control.alerts += 1;
