@@ -14,6 +14,8 @@ use tokio::sync::mpsc;
 
 use super::llm::Mock;
 
+mod fix;
+
 /// Long enough for `npm install` from the registry and a Vite start.
 const RUN_TIMEOUT: Duration = Duration::from_secs(240);
 
