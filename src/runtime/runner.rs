@@ -25,10 +25,10 @@ use futures::{FutureExt, StreamExt};
 
 use self::output::OutputTail;
 use crate::runtime::action::{ValidatedAction, apply_blocks, validate};
+use crate::runtime::build_result::{BuildResult, Stage};
 use crate::runtime::host::{
     CommandSpec, EventStream, ExitStatus, PortEvent, Process, PtySize, Runtime,
 };
-use crate::runtime::build_result::{BuildResult, Stage};
 use crate::runtime::protocol::{Action, ActionKind, Event};
 use crate::runtime::session::{ActionRef, ActionStatus, Alert, SessionEvent};
 
@@ -232,7 +232,8 @@ impl Runner {
 
     /// Looks for a compile error in output of a serving dev server.
     fn check_compile_error(&self, bytes: &[u8], action: &ActionRef) {
-        let Some(error) = crate::runtime::build_result::compile_error(&String::from_utf8_lossy(bytes))
+        let Some(error) =
+            crate::runtime::build_result::compile_error(&String::from_utf8_lossy(bytes))
         else {
             return;
         };
@@ -449,7 +450,8 @@ impl Runner {
         }
         .inspect_err(|reason| {
             if !self.is_aborted(job.turn) {
-                let stage = Stage::of_command(&command, matches!(job.parsed.kind, ActionKind::Build));
+                let stage =
+                    Stage::of_command(&command, matches!(job.parsed.kind, ActionKind::Build));
                 self.command_failed(stage, &command, &status, &tail, &job.action);
                 self.alert(
                     format!("`{command}` failed"),
@@ -520,7 +522,8 @@ impl Runner {
         {
             Ok(process) => process,
             Err(reason) => {
-                let result = BuildResult::new(Stage::DevServerStart, Some(command.clone()), None, &reason);
+                let result =
+                    BuildResult::new(Stage::DevServerStart, Some(command.clone()), None, &reason);
                 self.build_result(result, Some(&job.action));
                 self.alert(
                     format!("`{command}` did not start"),

@@ -35,13 +35,13 @@ fn files_named_in_errors_are_found_relative_to_the_project() {
             &["src/App.jsx"],
         ),
         ("in 'vite.config.js'.", &["vite.config.js"]),
-        (
-            "/home/project/node_modules/react/index.js:1",
-            &[],
-        ),
+        ("/home/project/node_modules/react/index.js:1", &[]),
         ("GET https://registry.npmjs.org/foo.json", &[]),
         ("/etc/passwd.json and ../secret.js", &[]),
-        ("'@vitejs/plugin-recat@^5.0.0' is not in this registry.", &[]),
+        (
+            "'@vitejs/plugin-recat@^5.0.0' is not in this registry.",
+            &[],
+        ),
         ("npm error code E404", &[]),
         ("version 1.2.3 of package.json", &["package.json"]),
     ];
@@ -97,10 +97,17 @@ fn commands_get_their_stage() {
 #[test]
 fn a_vite_compile_error_is_found_in_dev_server_output() {
     let error = compile_error(VITE_COMPILE_ERROR).unwrap();
-    assert!(error.starts_with("2:14:03 PM [vite] (client) Pre-transform error"), "{error}");
+    assert!(
+        error.starts_with("2:14:03 PM [vite] (client) Pre-transform error"),
+        "{error}"
+    );
     let result = BuildResult::new(Stage::CompileError, None, None, &error);
     assert_eq!(result.files, ["src/App.jsx"]);
-    assert!(result.output.contains("Expected \")\" but found \"}\""), "{}", result.output);
+    assert!(
+        result.output.contains("Expected \")\" but found \"}\""),
+        "{}",
+        result.output
+    );
     assert!(!result.output.contains('\u{1b}'));
 }
 
@@ -132,7 +139,9 @@ fn the_same_error_twice_has_one_signature() {
         Stage::CompileError,
         None,
         None,
-        &VITE_COMPILE_ERROR.replace("86:9", "90:2").replace("2:14:03", "3:01:44"),
+        &VITE_COMPILE_ERROR
+            .replace("86:9", "90:2")
+            .replace("2:14:03", "3:01:44"),
     );
     assert_eq!(a.signature(), b.signature());
     let install = BuildResult::new(Stage::Install, None, None, VITE_COMPILE_ERROR);

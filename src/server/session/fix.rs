@@ -44,7 +44,9 @@ pub fn describe_failures(results: &[BuildResult], files: &[(String, String)]) ->
         }
     }
     for (path, content) in files {
-        text.push_str(&format!("### Current content of {path}\n\n```\n{content}\n```\n\n"));
+        text.push_str(&format!(
+            "### Current content of {path}\n\n```\n{content}\n```\n\n"
+        ));
     }
     text
 }
@@ -193,7 +195,11 @@ pub async fn follow(cx: FixContext, mut message_id: String, mut since: u64) {
                 .filter(|r| r.id > since)
                 .cloned()
                 .collect();
-            (failures, !s.changed_by_last_answer.is_empty(), tokens_of(s, &message_id))
+            (
+                failures,
+                !s.changed_by_last_answer.is_empty(),
+                tokens_of(s, &message_id),
+            )
         });
         tally.tokens += tokens;
         if failures.is_empty() {

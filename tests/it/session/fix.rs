@@ -67,9 +67,15 @@ async fn a_misspelt_dependency_is_fixed_by_one_automatic_attempt() {
     // waits [fix] settle_ms, 3 s, for a compile error).
     tokio::time::sleep(Duration::from_secs(5)).await;
     let mut later = ide.feed(&project).await;
-    later.until("the snapshot", |s| !s.messages.is_empty()).await;
+    later
+        .until("the snapshot", |s| !s.messages.is_empty())
+        .await;
     assert_eq!(automatic(&later.state), 1, "{:#?}", summary(&later.state));
-    assert_eq!(later.state.build_results.len(), 2, "the install, and the dev server it left without vite");
+    assert_eq!(
+        later.state.build_results.len(),
+        2,
+        "the install, and the dev server it left without vite"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -79,7 +85,8 @@ async fn an_unfixable_error_gets_three_attempts_then_the_stop_alert() {
     let project = ide.new_project().await;
     let mut feed = ide.feed(&project).await;
     ide.send(&project, "fail differently").await;
-    feed.until("the stop alert", |s| stop_alert(s).is_some()).await;
+    feed.until("the stop alert", |s| stop_alert(s).is_some())
+        .await;
     let state = &feed.state;
     assert_eq!(automatic(state), 3, "{:#?}", summary(state));
     let attempts: Vec<u32> = state
@@ -91,7 +98,10 @@ async fn an_unfixable_error_gets_three_attempts_then_the_stop_alert() {
     // Four runs failed: the answer's and each attempt's.
     assert_eq!(state.build_results.len(), 4);
     let detail = stop_alert(state).unwrap();
-    assert!(detail.contains("3 automatic attempts did not fix it"), "{detail}");
+    assert!(
+        detail.contains("3 automatic attempts did not fix it"),
+        "{detail}"
+    );
     assert!(detail.contains("differently broken, try e"), "{detail}");
 }
 
@@ -102,11 +112,15 @@ async fn a_repeated_error_stops_the_loop_after_two_attempts() {
     let project = ide.new_project().await;
     let mut feed = ide.feed(&project).await;
     ide.send(&project, "fail always").await;
-    feed.until("the stop alert", |s| stop_alert(s).is_some()).await;
+    feed.until("the stop alert", |s| stop_alert(s).is_some())
+        .await;
     let state = &feed.state;
     assert_eq!(automatic(state), 2, "{:#?}", summary(state));
     let detail = stop_alert(state).unwrap();
-    assert!(detail.contains("the same error came back twice"), "{detail}");
+    assert!(
+        detail.contains("the same error came back twice"),
+        "{detail}"
+    );
     assert!(detail.contains("always broken"), "{detail}");
     assert!(!state.is_busy());
 }
