@@ -99,7 +99,14 @@ pub struct BuildResult {
 impl BuildResult {
     /// A result from raw output (terminal escapes and all).
     pub fn new(stage: Stage, command: Option<String>, exit_code: Option<i32>, raw: &str) -> Self {
-        let output = tail(raw, MAX_LINES, MAX_BYTES);
+        // A command's last lines say why it failed; a compile error or an
+        // exception starts with its message and code frame.
+        let output = match stage {
+            Stage::CompileError | Stage::PageError | Stage::ConsoleError => {
+                head(raw, MAX_LINES, MAX_BYTES)
+            }
+            _ => tail(raw, MAX_LINES, MAX_BYTES),
+        };
         let mut files = named_files(&output);
         if stage == Stage::Install && !files.iter().any(|f| f == "package.json") {
             files.insert(0, "package.json".to_owned());
@@ -146,20 +153,47 @@ fn now_ms() -> u64 {
 }
 
 /// The end of `raw` as plain text: escapes and progress redraws removed,
-/// blank lines dropped, a line seen before kept only the first time, then
-/// the last `max_lines` lines within `max_bytes` bytes.
+/// blank lines and stack frames inside dependencies dropped, a line seen
+/// before kept only the first time, then the last `max_lines` lines within
+/// `max_bytes` bytes.
 pub fn tail(raw: &str, max_lines: usize, max_bytes: usize) -> String {
     let text = crate::runtime::runner::plain_text(raw);
+    let lines = useful_lines(&text);
+    let mut kept = take_within(lines.iter().rev(), max_lines, max_bytes);
+    kept.reverse();
+    kept.join("\n")
+}
+
+/// Like [`tail`], keeping the first lines instead.
+pub fn head(raw: &str, max_lines: usize, max_bytes: usize) -> String {
+    let text = crate::runtime::runner::plain_text(raw);
+    take_within(useful_lines(&text).iter(), max_lines, max_bytes).join("\n")
+}
+
+fn useful_lines(text: &str) -> Vec<&str> {
     let mut seen = std::collections::HashSet::new();
-    let lines: Vec<&str> = text
-        .lines()
+    text.lines()
         .map(str::trim_end)
-        .filter(|l| !l.trim().is_empty())
+        .filter(|l| !l.trim().is_empty() && !is_dependency_frame(l))
         .filter(|l| seen.insert(*l))
-        .collect();
+        .collect()
+}
+
+/// A stack frame inside a dependency or Node itself (`at f
+/// (/home/project/node_modules/…)`), which says nothing about the project.
+fn is_dependency_frame(line: &str) -> bool {
+    line.trim_start().starts_with("at ")
+        && (line.contains("node_modules/") || line.contains("node:internal"))
+}
+
+fn take_within<'a>(
+    lines: impl Iterator<Item = &'a &'a str>,
+    max_lines: usize,
+    max_bytes: usize,
+) -> Vec<&'a str> {
     let mut kept = Vec::new();
     let mut bytes = 0;
-    for line in lines.iter().rev().take(max_lines) {
+    for line in lines.take(max_lines) {
         let line = cap_line(line, max_bytes);
         if bytes + line.len() + 1 > max_bytes && !kept.is_empty() {
             break;
@@ -167,8 +201,7 @@ pub fn tail(raw: &str, max_lines: usize, max_bytes: usize) -> String {
         bytes += line.len() + 1;
         kept.push(line);
     }
-    kept.reverse();
-    kept.join("\n")
+    kept
 }
 
 /// A line cut to `max` bytes at a character boundary.
@@ -302,11 +335,16 @@ const COMPILE_MARKERS: &[&str] = &[
 /// the first line with a marker to the end of the piece, as plain text.
 pub fn compile_error(output: &str) -> Option<String> {
     let text = crate::runtime::runner::plain_text(output);
-    let lines: Vec<&str> = text.lines().collect();
-    let start = lines
-        .iter()
-        .position(|l| COMPILE_MARKERS.iter().any(|m| l.contains(m)))?;
-    Some(lines[start..].join("\n"))
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if COMPILE_MARKERS.iter().any(|m| line.contains(m)) {
+            // Up to the end, a line cut at the end of the piece included, so
+            // the next piece continues it.
+            return Some(text[offset..].to_owned());
+        }
+        offset += line.len();
+    }
+    None
 }
 
 #[cfg(test)]

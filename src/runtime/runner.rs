@@ -52,6 +52,9 @@ const COMMAND_PTY: PtySize = PtySize {
 const REASON_LINES: usize = 20;
 /// Output still read after a command exited (a PTY may lag behind the exit).
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
+/// Output of a dev server still added to a compile error after its first
+/// line (the rest of the message and its code frame).
+const COMPILE_ERROR_REST: Duration = Duration::from_millis(400);
 
 // The owner's callbacks are `Send + Sync` on the server, where any thread may
 // run the runner, and need not be in the single-threaded browser.
@@ -230,11 +233,27 @@ impl Runner {
         self.build_result(result, Some(action));
     }
 
-    /// Looks for a compile error in output of a serving dev server.
-    fn check_compile_error(&self, bytes: &[u8], action: &ActionRef) {
-        let Some(error) =
-            crate::runtime::build_result::compile_error(&String::from_utf8_lossy(bytes))
-        else {
+    /// Collects the raw output of a serving dev server from the piece that
+    /// starts a compile error (true: the caller waits for the rest) on.
+    fn collect_compile_error(&self, bytes: &[u8], pending: &mut Option<String>) -> bool {
+        let text = String::from_utf8_lossy(bytes);
+        match pending {
+            Some(raw) => {
+                raw.push_str(&text);
+                false
+            }
+            None if crate::runtime::build_result::compile_error(&text).is_some() => {
+                *pending = Some(text.into_owned());
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Reports a collected compile error, unless it is the one reported
+    /// last and no file changed since.
+    fn report_compile_error(&self, raw: &str, action: &ActionRef) {
+        let Some(error) = crate::runtime::build_result::compile_error(raw) else {
             return;
         };
         let result = BuildResult::new(Stage::CompileError, None, None, &error);
@@ -568,13 +587,18 @@ impl Runner {
         let mut exit = process.wait().fuse();
         let mut timeout = (self.inner.cx.sleep)(self.inner.cx.start_timeout).fuse();
         let mut serving = false;
+        let mut compile_error = None;
+        let mut compile_error_done = futures::future::Fuse::terminated();
         let status = loop {
             futures::select! {
                 chunk = output.next() => if let Some(bytes) = chunk {
                     self.copy_output(&bytes, &mut tail);
-                    if serving {
-                        self.check_compile_error(&bytes, &action);
+                    if serving && self.collect_compile_error(&bytes, &mut compile_error) {
+                        compile_error_done = (self.inner.cx.sleep)(COMPILE_ERROR_REST).fuse();
                     }
+                },
+                () = compile_error_done => if let Some(error) = compile_error.take() {
+                    self.report_compile_error(&error, &action);
                 },
                 event = ports.next() => if let Some(PortEvent::Opened { port }) = event && !serving {
                     serving = true;
@@ -597,6 +621,9 @@ impl Runner {
                 status = exit => break status,
             }
         };
+        if let Some(error) = compile_error.take() {
+            self.report_compile_error(&error, &action);
+        }
         self.terminal(exit_line(&status));
         let replaced = {
             let mut control = self.control();

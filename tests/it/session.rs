@@ -28,9 +28,15 @@ struct Ide {
 
 impl Ide {
     async fn start(mock: &Mock) -> Ide {
+        Ide::start_with(mock, &[]).await
+    }
+
+    /// Like [`Ide::start`], with more environment (configuration) variables.
+    async fn start_with(mock: &Mock, env: &[(&str, &str)]) -> Ide {
         let data = tempfile::tempdir().unwrap();
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
         super::support::serve_in(&mut command, data.path());
+        command.envs(env.iter().copied());
         command
             .env("RIVET_LLM_PROVIDER", "custom")
             .env("RIVET_LLM_BASE_URL", mock.base_url())

@@ -1,6 +1,8 @@
 use super::*;
 
-/// What Vite 7 prints when an edited module no longer compiles.
+/// What Vite 7 prints when a module no longer compiles, with
+/// `@vitejs/plugin-react` (Babel) and with esbuild.
+const VITE_BABEL_ERROR: &str = "\u{1b}[2m2:18:02 PM\u{1b}[22m \u{1b}[31m\u{1b}[1m[vite]\u{1b}[22m\u{1b}[39m \u{1b}[31mInternal server error: /home/project/src/App.jsx: Unexpected token, expected \",\" (62:9)\r\n\r\n  60 |             </button>\r\n  61 |           </li>\r\n> 62 |         )}\r\n     |          ^\r\n  63 |       </ul>\u{1b}[39m\r\n  Plugin: vite:react-babel\r\n  File: /home/project/src/App.jsx:62:9\r\n";
 const VITE_COMPILE_ERROR: &str = "\u{1b}[2m2:14:03 PM\u{1b}[22m \u{1b}[31m\u{1b}[1m[vite]\u{1b}[22m\u{1b}[39m \u{1b}[2m(client)\u{1b}[22m \u{1b}[31mPre-transform error: Transform failed with 1 error:\r\n/home/project/src/App.jsx:86:9: ERROR: Expected \")\" but found \"}\"\u{1b}[39m\r\n  Plugin: vite:esbuild\r\n  File: /home/project/src/App.jsx:86:9\r\n  \r\n  Expected \")\" but found \"}\"\r\n  84 |            </li>\r\n  85 |          )}\r\n  86 |        </ul>\r\n";
 
 #[test]
@@ -16,10 +18,49 @@ fn tails_are_plain_deduplicated_and_capped() {
         ("0123456789abcdef\n", 10, 8, "01234567"),
         ("éééééééééé", 10, 5, "éé"),
         ("", 10, 100, ""),
+        (
+            "Error: x\n    at f (/home/project/node_modules/a/b.js:1:2)\n    at g (src/App.jsx:3:4)\n    at node:internal/x:1\n",
+            10,
+            100,
+            "Error: x\n    at g (src/App.jsx:3:4)",
+        ),
     ];
     for (raw, lines, bytes, expected) in cases {
         assert_eq!(tail(raw, *lines, *bytes), *expected, "{raw:?}");
     }
+}
+
+#[test]
+fn heads_keep_the_first_lines() {
+    let cases: &[(&str, usize, usize, &str)] = &[
+        ("1\n2\n3\n4\n5\n", 2, 100, "1\n2"),
+        ("aaaa\nbbbb\ncccc\n", 10, 10, "aaaa\nbbbb"),
+        (
+            "msg\n  at x (/home/project/node_modules/p/i.js:1:1)\nmsg\n",
+            10,
+            100,
+            "msg",
+        ),
+    ];
+    for (raw, lines, bytes, expected) in cases {
+        assert_eq!(head(raw, *lines, *bytes), *expected, "{raw:?}");
+    }
+}
+
+#[test]
+fn a_compile_error_keeps_its_message_over_a_long_stack() {
+    let frames: String = (0..60)
+        .map(|i| format!("      at Parser.parse{i} (/home/project/node_modules/@babel/parser/lib/index.js:{i}:1)\r\n"))
+        .collect();
+    let error = compile_error(&format!("{VITE_BABEL_ERROR}{frames}")).unwrap();
+    let result = BuildResult::new(Stage::CompileError, None, None, &error);
+    assert!(
+        result.output.contains("Unexpected token"),
+        "{}",
+        result.output
+    );
+    assert!(!result.output.contains("node_modules"), "{}", result.output);
+    assert_eq!(result.files, ["src/App.jsx"]);
 }
 
 #[test]
@@ -109,6 +150,36 @@ fn a_vite_compile_error_is_found_in_dev_server_output() {
         result.output
     );
     assert!(!result.output.contains('\u{1b}'));
+}
+
+#[test]
+fn a_babel_compile_error_keeps_its_code_frame() {
+    let error = compile_error(&format!("  VITE v7.1.0  ready\r\n{VITE_BABEL_ERROR}")).unwrap();
+    let result = BuildResult::new(Stage::CompileError, None, None, &error);
+    assert_eq!(result.files, ["src/App.jsx"]);
+    let lines: Vec<&str> = result.output.lines().collect();
+    assert!(
+        lines[0].ends_with("Unexpected token, expected \",\" (62:9)"),
+        "{lines:?}"
+    );
+    assert!(lines.contains(&"> 62 |         )}"), "{lines:?}");
+    assert!(!result.output.contains("ready"), "{}", result.output);
+}
+
+#[test]
+fn a_compile_error_split_across_pieces_of_output_joins_up() {
+    let (first, rest) = VITE_BABEL_ERROR.split_at(VITE_BABEL_ERROR.find("  61").unwrap());
+    let mut error = compile_error(first).unwrap();
+    error.push_str(rest);
+    let result = BuildResult::new(Stage::CompileError, None, None, &error);
+    let whole = BuildResult::new(
+        Stage::CompileError,
+        None,
+        None,
+        &compile_error(VITE_BABEL_ERROR).unwrap(),
+    );
+    assert_eq!(result.output, whole.output);
+    assert!(result.output.contains("\n  61 |"), "{}", result.output);
 }
 
 #[test]

@@ -202,6 +202,13 @@ pub async fn follow(cx: FixContext, mut message_id: String, mut since: u64) {
             )
         });
         tally.tokens += tokens;
+        tracing::info!(
+            project = %cx.project.id,
+            failures = failures.len(),
+            attempts = tally.attempts,
+            tokens = tally.tokens,
+            "the run after an answer ended"
+        );
         if failures.is_empty() {
             break;
         }
@@ -209,6 +216,7 @@ pub async fn follow(cx: FixContext, mut message_id: String, mut since: u64) {
         let attempt = match tally.decide(&cx.config, &failures, changed) {
             Decision::Attempt(n) => n,
             Decision::Stop(reason) => {
+                tracing::info!(project = %cx.project.id, ?reason, "the fix loop stopped trying");
                 give_up(&cx.project, &failures, &reason, &tally);
                 break;
             }

@@ -79,6 +79,46 @@ async fn a_misspelt_dependency_is_fixed_by_one_automatic_attempt() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_vite_compile_error_after_start_is_fixed_by_one_automatic_attempt() {
+    let mock = Mock::start(&["--chunk-size", "64"]);
+    // Time for the test to load the module, as the preview would at once.
+    let ide = Ide::start_with(&mock, &[("RIVET_FIX_SETTLE_MS", "15000")]).await;
+    let project = ide.new_project().await;
+    let mut feed = ide.feed(&project).await;
+    ide.send(&project, "broken syntax").await;
+    feed.until("the dev server", |s| {
+        status_of(s, "start") == Some(ActionStatus::Complete)
+            && s.previews.first().is_some_and(|p| p.url.is_some())
+    })
+    .await;
+    let module = format!("{}src/App.jsx", feed.state.previews[0].url.clone().unwrap());
+    let broken = ide.http.get(&module).send().await.unwrap();
+    assert_eq!(
+        broken.status(),
+        500,
+        "Vite cannot compile the broken module"
+    );
+    feed.until("the fix", |s| {
+        automatic(s) == 1 && status_of(s, "edit") == Some(ActionStatus::Complete)
+    })
+    .await;
+    let result = &feed.state.build_results[0];
+    assert_eq!(result.stage, Stage::CompileError, "{result:?}");
+    assert_eq!(result.files, ["src/App.jsx"]);
+    // The whole message with its code frame, though the terminal gets it in
+    // pieces.
+    assert!(result.output.contains("App.jsx"), "{}", result.output);
+    assert!(result.output.lines().count() >= 4, "{}", result.output);
+    let request = feed.state.messages[2].text();
+    assert!(
+        request.contains("Current content of src/App.jsx"),
+        "{request}"
+    );
+    let fixed = ide.http.get(&module).send().await.unwrap();
+    assert_eq!(fixed.status(), 200, "{}", fixed.text().await.unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn an_unfixable_error_gets_three_attempts_then_the_stop_alert() {
     let mock = Mock::start_with(&failing_script(), &[]);
     let ide = Ide::start(&mock).await;
