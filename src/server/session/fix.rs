@@ -17,7 +17,7 @@ use super::project::ProjectHandle;
 use super::turn;
 use crate::runtime::build_result::BuildResult;
 use crate::runtime::host::Runtime;
-use crate::runtime::session::{FixAttempt, Message, SessionEvent, SessionState};
+use crate::runtime::session::{FixAttempt, Message, MessageStatus, SessionEvent, SessionState};
 use crate::server::config::FixConfig;
 use crate::server::llm::LlmService;
 use crate::server::llm::client::ChatMessage;
@@ -188,19 +188,15 @@ pub async fn follow(cx: FixContext, mut message_id: String, mut since: u64) {
         if !settle(&cx, &cancel, since).await {
             break;
         }
-        let (failures, changed, tokens) = cx.project.session.read(|s| {
-            let failures: Vec<BuildResult> = s
-                .build_results
-                .iter()
-                .filter(|r| r.id > since)
-                .cloned()
-                .collect();
-            (
-                failures,
-                !s.changed_by_last_answer.is_empty(),
-                tokens_of(s, &message_id),
-            )
-        });
+        let RunEnd {
+            failures,
+            changed,
+            tokens,
+            complete,
+        } = cx
+            .project
+            .session
+            .read(|s| RunEnd::read(s, &message_id, since));
         tally.tokens += tokens;
         tracing::info!(
             project = %cx.project.id,
@@ -209,7 +205,9 @@ pub async fn follow(cx: FixContext, mut message_id: String, mut since: u64) {
             tokens = tally.tokens,
             "the run after an answer ended"
         );
-        if failures.is_empty() {
+        // An answer that was stopped, cut or failed is the person's to
+        // continue or retry.
+        if failures.is_empty() || !complete {
             break;
         }
         since = failures.last().map_or(since, |r| r.id);
@@ -233,11 +231,33 @@ pub async fn follow(cx: FixContext, mut message_id: String, mut since: u64) {
     }
 }
 
-fn tokens_of(state: &SessionState, message_id: &str) -> u32 {
-    state
-        .message(message_id)
-        .and_then(|m| m.usage)
-        .map_or(0, |u| u.total_tokens)
+/// How the run after an answer ended.
+struct RunEnd {
+    /// Build results after the mark.
+    failures: Vec<BuildResult>,
+    /// The answer wrote a file.
+    changed: bool,
+    /// The answer's tokens.
+    tokens: u32,
+    /// The answer ended by itself (not stopped, cut or failed).
+    complete: bool,
+}
+
+impl RunEnd {
+    fn read(state: &SessionState, message_id: &str, since: u64) -> RunEnd {
+        let message = state.message(message_id);
+        RunEnd {
+            failures: state
+                .build_results
+                .iter()
+                .filter(|r| r.id > since)
+                .cloned()
+                .collect(),
+            changed: !state.changed_by_last_answer.is_empty(),
+            tokens: message.and_then(|m| m.usage).map_or(0, |u| u.total_tokens),
+            complete: message.is_some_and(|m| m.status == MessageStatus::Complete),
+        }
+    }
 }
 
 /// Waits until the actions are done, then a little longer for a compile
