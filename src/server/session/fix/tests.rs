@@ -124,3 +124,54 @@ fn the_request_quotes_the_failure_and_its_files() {
         "{text}"
     );
 }
+
+#[test]
+fn only_an_answer_that_ended_by_itself_is_followed() {
+    use crate::runtime::session::{MessageStatus, SessionEvent, Usage};
+    let mut state = SessionState::default();
+    state.apply(&SessionEvent::MessageAdded {
+        message: Message::assistant("m2"),
+    });
+    state.apply(&SessionEvent::Usage {
+        message_id: "m2".into(),
+        usage: Usage {
+            prompt_tokens: 30,
+            completion_tokens: 12,
+            total_tokens: 42,
+        },
+    });
+    state.apply(&SessionEvent::BuildResult {
+        result: Box::new(BuildResult {
+            id: 1,
+            ..failure("error a")
+        }),
+    });
+    let statuses = [
+        (MessageStatus::Complete, true),
+        (MessageStatus::Stopped, false),
+        (
+            MessageStatus::Interrupted {
+                reason: "cut".into(),
+            },
+            false,
+        ),
+        (
+            MessageStatus::Failed {
+                error: "401".into(),
+            },
+            false,
+        ),
+    ];
+    for (status, followed) in statuses {
+        state.apply(&SessionEvent::MessageFinished {
+            message_id: "m2".into(),
+            status: status.clone(),
+            finish_reason: None,
+        });
+        let end = RunEnd::read(&state, "m2", 0);
+        assert_eq!(end.complete, followed, "{status:?}");
+        assert_eq!(end.tokens, 42);
+        assert_eq!(end.failures.len(), 1);
+        assert!(RunEnd::read(&state, "m2", 1).failures.is_empty());
+    }
+}
