@@ -3,6 +3,7 @@
 //! HTTP or the DOM.
 
 pub mod action;
+pub mod build_result;
 pub mod host;
 pub mod llm;
 pub mod preview;

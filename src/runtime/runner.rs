@@ -44,10 +44,11 @@ use futures::{FutureExt, StreamExt};
 use self::early::{Early, Prelude};
 use self::output::OutputTail;
 use crate::runtime::action::{ValidatedAction, apply_blocks, validate};
+use crate::runtime::build_result::{BuildResult, Stage};
 use crate::runtime::host::{
     CommandSpec, EventStream, ExitStatus, PortEvent, Process, PtySize, Runtime,
 };
-use crate::runtime::protocol::{Action, Event};
+use crate::runtime::protocol::{Action, ActionKind, Event};
 use crate::runtime::session::{ActionRef, ActionStatus, Alert, SessionEvent};
 
 pub use self::output::plain_text;
@@ -70,6 +71,9 @@ const COMMAND_PTY: PtySize = PtySize {
 const REASON_LINES: usize = 20;
 /// Output still read after a command exited (a PTY may lag behind the exit).
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
+/// Output of a dev server still added to a compile error after its first
+/// line (the rest of the message and its code frame).
+const COMPILE_ERROR_REST: Duration = Duration::from_millis(400);
 
 // The owner's callbacks are `Send + Sync` on the server, where any thread may
 // run the runner, and need not be in the single-threaded browser.
@@ -133,6 +137,10 @@ struct Control {
     /// The dev server of the latest `start`.
     server: Option<Tracked>,
     alerts: u64,
+    results: u64,
+    /// The signature of the dev server's last compile error, so one that is
+    /// printed again for every request is reported once per file change.
+    last_compile: Option<String>,
 }
 
 struct Inner {
@@ -198,7 +206,8 @@ impl Runner {
         self.emit(SessionEvent::Terminal { text: text.into() });
     }
 
-    fn alert(&self, title: String, detail: String, action: Option<&ActionRef>) {
+    /// Shows an alert, numbered with the runner's own.
+    pub fn alert(&self, title: String, detail: String, action: Option<&ActionRef>) {
         let id = {
             let mut control = self.control();
             control.alerts += 1;
@@ -212,6 +221,73 @@ impl Runner {
                 action: action.cloned(),
             },
         });
+    }
+
+    /// Reports a failure of the run as a build result.
+    fn build_result(&self, mut result: BuildResult, action: Option<&ActionRef>) {
+        result.id = {
+            let mut control = self.control();
+            control.results += 1;
+            control.results
+        };
+        result.action = action.cloned();
+        self.emit(SessionEvent::BuildResult {
+            result: Box::new(result),
+        });
+    }
+
+    /// A failed command's build result.
+    fn command_failed(
+        &self,
+        stage: Stage,
+        command: &str,
+        status: &ExitStatus,
+        tail: &OutputTail,
+        action: &ActionRef,
+    ) {
+        let result = BuildResult::new(
+            stage,
+            Some(command.to_owned()),
+            status.code,
+            &tail.raw_text(),
+        );
+        self.build_result(result, Some(action));
+    }
+
+    /// Collects the raw output of a serving dev server from the piece that
+    /// starts a compile error (true: the caller waits for the rest) on.
+    fn collect_compile_error(&self, bytes: &[u8], pending: &mut Option<String>) -> bool {
+        let text = String::from_utf8_lossy(bytes);
+        match pending {
+            Some(raw) => {
+                raw.push_str(&text);
+                false
+            }
+            None if crate::runtime::build_result::compile_error(&text).is_some() => {
+                *pending = Some(text.into_owned());
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Reports a collected compile error, unless it is the one reported
+    /// last and no file changed since.
+    fn report_compile_error(&self, raw: &str, action: &ActionRef) {
+        let Some(error) = crate::runtime::build_result::compile_error(raw) else {
+            return;
+        };
+        let result = BuildResult::new(Stage::CompileError, None, None, &error);
+        let signature = result.signature();
+        let new = {
+            let mut control = self.control();
+            let new = control.last_compile.as_ref() != Some(&signature);
+            control.last_compile = Some(signature);
+            new
+        };
+        if new {
+            self.build_result(result, Some(action));
+        }
     }
 
     /// Starts a new turn (an answer); returns its number.
@@ -324,6 +400,7 @@ impl Runner {
             .write_file(path, content.as_bytes())
             .await
             .map_err(|e| e.to_string())?;
+        self.control().last_compile = None;
         self.emit(SessionEvent::FileWritten {
             path: path.to_owned(),
             by_model: true,
@@ -440,6 +517,9 @@ impl Runner {
         }
         .inspect_err(|reason| {
             if !self.is_aborted(job.turn) {
+                let stage =
+                    Stage::of_command(&command, matches!(job.parsed.kind, ActionKind::Build));
+                self.command_failed(stage, &command, &status, &tail, &job.action);
                 self.alert(
                     format!("`{command}` failed"),
                     reason.clone(),
@@ -510,6 +590,9 @@ impl Runner {
         {
             Ok(process) => process,
             Err(reason) => {
+                let result =
+                    BuildResult::new(Stage::DevServerStart, Some(command.clone()), None, &reason);
+                self.build_result(result, Some(&job.action));
                 self.alert(
                     format!("`{command}` did not start"),
                     reason.clone(),
@@ -553,10 +636,18 @@ impl Runner {
         let mut exit = process.wait().fuse();
         let mut timeout = (self.inner.cx.sleep)(self.inner.cx.start_timeout).fuse();
         let mut serving = false;
+        let mut compile_error = None;
+        let mut compile_error_done = futures::future::Fuse::terminated();
         let status = loop {
             futures::select! {
                 chunk = output.next() => if let Some(bytes) = chunk {
                     self.copy_output(&bytes, &mut tail);
+                    if serving && self.collect_compile_error(&bytes, &mut compile_error) {
+                        compile_error_done = (self.inner.cx.sleep)(COMPILE_ERROR_REST).fuse();
+                    }
+                },
+                () = compile_error_done => if let Some(error) = compile_error.take() {
+                    self.report_compile_error(&error, &action);
                 },
                 event = ports.next() => if let Some(PortEvent::Opened { port }) = event && !serving {
                     serving = true;
@@ -570,6 +661,8 @@ impl Runner {
                         self.inner.cx.start_timeout.as_secs(),
                         tail.last_lines(REASON_LINES)
                     );
+                    let result = BuildResult::new(Stage::DevServerStart, Some(command.clone()), None, &reason);
+                    self.build_result(result, Some(&action));
                     self.alert("The dev server did not start".to_owned(), reason.clone(), Some(&action));
                     self.status(&action, ActionStatus::Failed { reason });
                     serving = true;
@@ -577,6 +670,9 @@ impl Runner {
                 status = exit => break status,
             }
         };
+        if let Some(error) = compile_error.take() {
+            self.report_compile_error(&error, &action);
+        }
         self.terminal(exit_line(&status));
         let replaced = {
             let mut control = self.control();
@@ -593,6 +689,7 @@ impl Runner {
             self.status(&action, ActionStatus::Aborted);
         } else if !serving {
             let reason = failure_reason(&command, &status, &tail);
+            self.command_failed(Stage::DevServerStart, &command, &status, &tail, &action);
             self.alert(
                 "The dev server exited before it opened a port".to_owned(),
                 reason.clone(),
@@ -601,6 +698,7 @@ impl Runner {
             self.status(&action, ActionStatus::Failed { reason });
         } else if !replaced && !self.is_aborted(turn) {
             let reason = failure_reason(&command, &status, &tail);
+            self.command_failed(Stage::DevServerCrash, &command, &status, &tail, &action);
             self.alert("The dev server stopped".to_owned(), reason, Some(&action));
         }
     }

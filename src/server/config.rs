@@ -21,6 +21,18 @@ pub struct Config {
     pub runtime: RuntimeConfig,
     pub sandbox: SandboxConfig,
     pub agent: AgentConfig,
+    pub fix: FixConfig,
+}
+
+/// The automatic fix loop (`[fix]`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FixConfig {
+    pub enabled: bool,
+    pub max_attempts: u32,
+    /// 0: no budget.
+    pub token_budget: u32,
+    pub settle_ms: u64,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -340,6 +352,17 @@ mod tests {
         assert!(config.agent.auto_approve);
         assert_eq!(config.agent.max_steps, 5);
         assert!(load(None, &[("RIVET_AGENT_DEFAULT_MODE", "chat")]).is_err());
+    }
+
+    #[test]
+    fn the_fix_loop_is_on_by_default_and_can_be_turned_off() {
+        let config = Config::defaults();
+        assert!(config.fix.enabled);
+        assert_eq!(config.fix.max_attempts, 3);
+        let config = load(None, &[("RIVET_FIX_ENABLED", "false")]).unwrap();
+        assert!(!config.fix.enabled);
+        let config = load(Some("[fix]\nmax_attempts = 1\n"), &[]).unwrap();
+        assert_eq!(config.fix.max_attempts, 1);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! the tab closes and a reopened tab starts from a snapshot.
 
 pub mod api;
+pub mod fix;
 mod hub;
 mod project;
 mod recording;

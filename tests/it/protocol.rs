@@ -20,11 +20,16 @@ const FIXTURES: [&str; 6] = [
     "todo-react",
 ];
 
+/// A transcript's answer, without the scripted provider's front matter.
 fn fixture(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/transcripts")
         .join(format!("{name}.txt"));
-    std::fs::read_to_string(&path).unwrap()
+    std::fs::read_to_string(&path)
+        .unwrap()
+        .split_inclusive('\n')
+        .filter(|l| !l.starts_with("#!"))
+        .collect()
 }
 
 /// Feeds `input` in chunks of `size` characters.

@@ -7,11 +7,14 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures::StreamExt;
+use rivet::runtime::build_result::Stage;
 use rivet::runtime::session::{ActionStatus, Envelope, LineDecoder, MessageStatus, SessionState};
 use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::llm::Mock;
+
+mod fix;
 
 /// Long enough for `npm install` from the registry and a Vite start.
 const RUN_TIMEOUT: Duration = Duration::from_secs(240);
@@ -25,13 +28,23 @@ struct Ide {
 
 impl Ide {
     async fn start(mock: &Mock) -> Ide {
-        Ide::start_in(mock, tempfile::tempdir().unwrap()).await
+        Ide::start_with(mock, &[]).await
+    }
+
+    /// Like [`Ide::start`], with more environment (configuration) variables.
+    async fn start_with(mock: &Mock, env: &[(&str, &str)]) -> Ide {
+        Ide::start_in_with(mock, tempfile::tempdir().unwrap(), env).await
     }
 
     /// Starts `rivet serve` on the data directory `data`.
     async fn start_in(mock: &Mock, data: tempfile::TempDir) -> Ide {
+        Ide::start_in_with(mock, data, &[]).await
+    }
+
+    async fn start_in_with(mock: &Mock, data: tempfile::TempDir, env: &[(&str, &str)]) -> Ide {
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
         super::support::serve_in(&mut command, data.path());
+        command.envs(env.iter().copied());
         command
             .env("RIVET_LLM_PROVIDER", "custom")
             .env("RIVET_LLM_BASE_URL", mock.base_url())
@@ -340,6 +353,15 @@ async fn a_misspelt_dependency_fails_the_install_with_npms_404() {
         "{:?}",
         feed.state.alerts
     );
+    // The failure is a build result too: its stage, command, exit code,
+    // plain output and the file to fix.
+    let result = &feed.state.build_results[0];
+    assert_eq!(result.stage, Stage::Install);
+    assert_eq!(result.command.as_deref(), Some("npm install"));
+    assert_ne!(result.exit_code, Some(0));
+    assert!(result.output.contains("404"), "{}", result.output);
+    assert!(!result.output.contains('\u{1b}'), "{}", result.output);
+    assert_eq!(result.files, ["package.json"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

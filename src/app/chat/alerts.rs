@@ -1,9 +1,11 @@
 //! Alerts of the run: a failed command, a dev server that crashed, an action
-//! that could not run, each with the end of its output.
+//! that could not run, each with the end of its output; and the build
+//! results (each failure, with the files it names) the fix loop works from.
 
 use leptos::prelude::*;
 
 use crate::app::session::SessionStore;
+use crate::runtime::build_result::BuildResult;
 use crate::runtime::session::Alert;
 
 #[component]
@@ -21,9 +23,34 @@ pub fn AlertList() -> impl IntoView {
                 .collect::<Vec<Alert>>()
         })
     };
+    // Build results are listed with the alerts; those already dismissed
+    // (older than the dismissal) are not.
+    let results_after = RwSignal::new(0u64);
+    let results = move || {
+        store.alerts.track();
+        let after = results_after.get();
+        store.with(|s| {
+            s.build_results
+                .iter()
+                .filter(|r| r.id > after)
+                .cloned()
+                .collect::<Vec<BuildResult>>()
+        })
+    };
     view! {
-        <Show when=move || !alerts().is_empty()>
+        <Show when=move || !alerts().is_empty() || !results().is_empty()>
             <div class="alerts" role="alert">
+                <For each=results key=|r| r.id let:result>
+                    <div class="alert build-result" data-testid="build-result" data-stage=format!("{:?}", result.stage)>
+                        <details>
+                            <summary class="alert-title">
+                                {result.title()}
+                                {(!result.files.is_empty()).then(|| format!(" ({})", result.files.join(", ")))}
+                            </summary>
+                            <pre class="alert-detail">{result.output.clone()}</pre>
+                        </details>
+                    </div>
+                </For>
                 <For each=alerts key=|a| a.id let:alert>
                     <div class="alert" data-testid="alert">
                         <div class="alert-title">{alert.title.clone()}</div>
@@ -35,6 +62,8 @@ pub fn AlertList() -> impl IntoView {
                     on:click=move |_| {
                         let last = store.with(|s| s.alerts.last().map_or(0, |a| a.id));
                         dismissed.set(last);
+                        let last = store.with(|s| s.build_results.last().map_or(0, |r| r.id));
+                        results_after.set(last);
                     }
                 >
                     "Dismiss"

@@ -25,6 +25,14 @@ pub fn MessageView(id: String) -> impl IntoView {
     match role {
         Some(Role::User) => view! {
             <li class="message message-user" data-testid="message-user">
+                {move || message.get().and_then(|m| m.automatic).map(|fix| view! {
+                    <div class="message-automatic" data-testid="message-automatic">
+                        {format!(
+                            "Sent by Rivet: automatic fix, attempt {} of {} ({} tokens used so far)",
+                            fix.attempt, fix.max_attempts, fix.tokens_so_far
+                        )}
+                    </div>
+                })}
                 <div class="message-text">{move || message.get().map(|m| m.text()).unwrap_or_default()}</div>
             </li>
         }

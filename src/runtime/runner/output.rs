@@ -17,6 +17,11 @@ impl OutputTail {
         }
     }
 
+    /// Everything kept, as received.
+    pub fn raw_text(&self) -> String {
+        String::from_utf8_lossy(&self.raw).into_owned()
+    }
+
     /// The last `lines` non-empty lines as plain text.
     pub fn last_lines(&self, lines: usize) -> String {
         let text = plain_text(&String::from_utf8_lossy(&self.raw));

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::state::{Message, SessionState};
+use crate::runtime::build_result::BuildResult;
 use crate::runtime::protocol::{self, Id};
 
 /// An action across the whole session: action ids are unique only within
@@ -71,6 +72,16 @@ pub struct Alert {
     /// The end of the failing command's output, or the error.
     pub detail: String,
     pub action: Option<ActionRef>,
+}
+
+/// Marks a user message that Rivet sent by itself to have the model fix a
+/// failure: which attempt it is, and the tokens the person's message has
+/// cost so far (its answer and the attempts before this one).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FixAttempt {
+    pub attempt: u32,
+    pub max_attempts: u32,
+    pub tokens_so_far: u32,
 }
 
 /// A server listening in the project, which the preview can show.
@@ -145,6 +156,10 @@ pub enum SessionEvent {
     },
     Alert {
         alert: Alert,
+    },
+    /// A failure of the run (see [`BuildResult`]).
+    BuildResult {
+        result: Box<BuildResult>,
     },
     /// A server listens on a port (with the preview's address when it has one).
     PreviewOpened {

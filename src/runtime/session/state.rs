@@ -4,13 +4,18 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::event::{ActionRef, ActionStatus, Alert, MessageStatus, Preview, SessionEvent, Usage};
+use super::event::{
+    ActionRef, ActionStatus, Alert, FixAttempt, MessageStatus, Preview, SessionEvent, Usage,
+};
+use crate::runtime::build_result::BuildResult;
 use crate::runtime::protocol::{ActionKind, Event, Id};
 
 /// The "Rivet" terminal keeps this much recent output for tabs that open later.
 pub const TERMINAL_TAIL: usize = 64 * 1024;
 /// Older alerts are dropped past this many.
 pub const MAX_ALERTS: usize = 50;
+/// Older build results are dropped past this many.
+pub const MAX_BUILD_RESULTS: usize = 50;
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -38,6 +43,9 @@ pub struct Message {
     pub usage: Option<Usage>,
     pub notice: Option<String>,
     pub finish_reason: Option<String>,
+    /// Set on a user message Rivet sent to have a failure fixed.
+    #[serde(default)]
+    pub automatic: Option<FixAttempt>,
 }
 
 impl Message {
@@ -50,6 +58,7 @@ impl Message {
             usage: None,
             notice: None,
             finish_reason: None,
+            automatic: None,
         }
     }
 
@@ -62,6 +71,7 @@ impl Message {
             usage: None,
             notice: None,
             finish_reason: None,
+            automatic: None,
         }
     }
 
@@ -110,6 +120,9 @@ pub struct SessionState {
     pub terminal: String,
     pub alerts: Vec<Alert>,
     pub previews: Vec<Preview>,
+    /// The run's failures, oldest first.
+    #[serde(default)]
+    pub build_results: Vec<BuildResult>,
 }
 
 /// What an event changed, so a renderer can update only that.
@@ -255,10 +268,12 @@ impl SessionState {
             }
             SessionEvent::Alert { alert } => {
                 self.alerts.push(alert.clone());
-                if self.alerts.len() > MAX_ALERTS {
-                    let excess = self.alerts.len() - MAX_ALERTS;
-                    self.alerts.drain(..excess);
-                }
+                keep_last(&mut self.alerts, MAX_ALERTS);
+                Touched::Alerts
+            }
+            SessionEvent::BuildResult { result } => {
+                self.build_results.push((**result).clone());
+                keep_last(&mut self.build_results, MAX_BUILD_RESULTS);
                 Touched::Alerts
             }
             SessionEvent::PreviewOpened { preview } => {
@@ -381,6 +396,13 @@ impl SessionState {
                 change(entry);
             }
         })
+    }
+}
+
+fn keep_last<T>(list: &mut Vec<T>, max: usize) {
+    if list.len() > max {
+        let excess = list.len() - max;
+        list.drain(..excess);
     }
 }
 

@@ -273,3 +273,58 @@ fn answer_only() -> SessionEvent {
         message: Message::assistant("x"),
     }
 }
+
+fn failure(output: &str) -> SessionEvent {
+    use crate::runtime::build_result::{BuildResult, Stage};
+    SessionEvent::BuildResult {
+        result: Box::new(BuildResult::new(
+            Stage::Install,
+            Some("npm install".into()),
+            Some(1),
+            output,
+        )),
+    }
+}
+
+#[test]
+fn build_results_are_kept_per_session_and_bounded() {
+    let mut state = SessionState::default();
+    assert_eq!(state.apply(&failure("npm error 404")), Touched::Alerts);
+    assert_eq!(state.build_results.len(), 1);
+    assert_eq!(state.build_results[0].output, "npm error 404");
+    for i in 0..(super::state::MAX_BUILD_RESULTS + 5) {
+        state.apply(&failure(&format!("error {i}")));
+    }
+    assert_eq!(state.build_results.len(), super::state::MAX_BUILD_RESULTS);
+    let last = format!("error {}", super::state::MAX_BUILD_RESULTS + 4);
+    assert_eq!(state.build_results.last().unwrap().output, last);
+    // They survive the snapshot a late tab starts from.
+    let json = serde_json::to_string(&SessionEvent::Snapshot {
+        state: Box::new(state.clone()),
+    })
+    .unwrap();
+    let mut other = SessionState::default();
+    other.apply(&serde_json::from_str(&json).unwrap());
+    assert_eq!(other, state);
+}
+
+#[test]
+fn an_automatic_message_keeps_its_attempt_through_json() {
+    let mut message = Message::user("m3", "The install failed");
+    message.automatic = Some(FixAttempt {
+        attempt: 2,
+        max_attempts: 3,
+        tokens_so_far: 1200,
+    });
+    let event = SessionEvent::MessageAdded { message };
+    let back: SessionEvent = serde_json::from_str(&serde_json::to_string(&event).unwrap()).unwrap();
+    assert_eq!(back, event);
+    // A message from before the flag existed reads as typed by the person.
+    let old = serde_json::json!({"type": "message_added", "message": {
+        "id": "m1", "role": "user", "parts": [], "status": {"state": "complete"},
+        "usage": null, "notice": null, "finish_reason": null}});
+    let SessionEvent::MessageAdded { message } = serde_json::from_value(old).unwrap() else {
+        panic!("not a message")
+    };
+    assert_eq!(message.automatic, None);
+}

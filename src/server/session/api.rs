@@ -7,6 +7,7 @@ use leptos::prelude::expect_context;
 use leptos::server_fn::codec::ByteStream;
 use tokio_util::sync::CancellationToken;
 
+use super::fix::{self, FixContext};
 use super::project::ProjectHandle;
 use super::turn::{self, Answer};
 use crate::app::api::FileChange;
@@ -86,11 +87,26 @@ fn spawn_answer(
     let handle = Arc::clone(handle);
     let llm = Arc::clone(&state.llm);
     let description = RuntimeDescription::from_config(&state.config);
+    let (message_id, since) = (answer.message_id.clone(), fix::mark(&handle));
+    let fix = FixContext {
+        project: Arc::clone(&handle),
+        llm: Arc::clone(&llm),
+        description,
+        config: state.config.fix.clone(),
+    };
     tokio::spawn(async move {
         turn::run(Arc::clone(&handle), llm, description, answer, cancel).await;
         handle.conversation().streaming = None;
+        fix::follow(fix, message_id, since).await;
     });
     Ok(())
+}
+
+/// Ends the fix loop, if one follows the last answer.
+fn stop_fixing(handle: &ProjectHandle) {
+    if let Some(fixing) = handle.conversation().fixing.take() {
+        fixing.cancel();
+    }
 }
 
 /// Ends an interrupted answer that will not be continued, so its open
@@ -122,6 +138,8 @@ pub async fn send_in(state: &AppState, project: &str, text: String) -> Result<Se
     if handle.conversation().streaming.is_some() {
         return Err(ApiError::Busy);
     }
+    // The person's message takes over from automatic attempts.
+    stop_fixing(&handle);
     drop_unfinished(&handle);
     let (user_id, history) = {
         let mut conversation = handle.conversation();
@@ -154,6 +172,7 @@ pub async fn send_in(state: &AppState, project: &str, text: String) -> Result<Se
 
 pub async fn stop(project: &str) -> Result<(), ApiError> {
     let (_, handle) = open(project).await?;
+    stop_fixing(&handle);
     if let Some(cancel) = handle.conversation().streaming.clone() {
         cancel.cancel();
     }

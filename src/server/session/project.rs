@@ -39,6 +39,8 @@ pub struct Conversation {
     pub unfinished: Option<Unfinished>,
     /// Set while an answer streams; cancelling it stops the answer.
     pub streaming: Option<CancellationToken>,
+    /// Set while the fix loop follows an answer; cancelling it ends the loop.
+    pub fixing: Option<CancellationToken>,
     pub next_message: u64,
     /// Files the person saved since the last answer: content before the
     /// first save, and now.

@@ -21,6 +21,9 @@ pub struct Transcript {
     /// Words that select this transcript (front matter `match`, else the
     /// answer's first line), besides the words of its name.
     pub keywords: Vec<String>,
+    /// The keywords were given (`match`), not taken from the first line: a
+    /// message holding all of them picks this transcript outright.
+    pub explicit: bool,
     pub fault: Fault,
 }
 
@@ -148,6 +151,7 @@ pub fn parse(file_name: &str, text: &str) -> Result<Transcript, String> {
         }
         return Ok(Transcript {
             name: stem.to_owned(),
+            explicit: !script.keywords.trim().is_empty(),
             keywords: words(&script.keywords),
             body: Body::Turns(script.turns),
             fault: script.fault,
@@ -171,6 +175,7 @@ pub fn parse(file_name: &str, text: &str) -> Result<Transcript, String> {
     let first_line = body.lines().next().unwrap_or_default();
     Ok(Transcript {
         name: stem.to_owned(),
+        explicit: keywords.as_ref().is_some_and(|k| !k.is_empty()),
         keywords: keywords.unwrap_or_else(|| words(first_line)),
         body: Body::Text(body.to_owned()),
         fault,
@@ -212,10 +217,24 @@ pub fn score(transcript: &Transcript, message_words: &[String]) -> usize {
     2 * hits(&name_words) + hits(&transcript.keywords)
 }
 
-/// The best-scoring transcript for the message (the first on a tie), or
-/// `None` when no word matches.
+/// The transcript whose `match` words the message holds, all of them (the
+/// one with most words, then the first), so an error quoted in an automatic
+/// fix request picks the transcript that fixes it; else the best-scoring
+/// transcript (the first on a tie), or `None` when no word matches.
 pub fn best_match(transcripts: &[Transcript], message: &str) -> Option<usize> {
     let message_words = words(message);
+    let holds_all = |t: &Transcript| {
+        t.explicit
+            && t.keywords
+                .iter()
+                .all(|k| message_words.iter().any(|m| same_word(m, k)))
+    };
+    let full = (0..transcripts.len())
+        .filter(|&i| holds_all(&transcripts[i]))
+        .max_by_key(|&i| (transcripts[i].keywords.len(), std::cmp::Reverse(i)));
+    if full.is_some() {
+        return full;
+    }
     let mut best: Option<(usize, usize)> = None;
     for (i, t) in transcripts.iter().enumerate() {
         let s = score(t, &message_words);
@@ -235,7 +254,11 @@ mod tests {
         assert_eq!(embedded().len(), EMBEDDED.len());
         for (name, text) in EMBEDDED {
             let t = parse(name, text).unwrap();
-            assert_eq!(t.body, Body::Text((*text).to_owned()), "{name}");
+            let answer: String = text
+                .split_inclusive('\n')
+                .filter(|l| !l.starts_with("#!"))
+                .collect();
+            assert_eq!(t.body, Body::Text(answer), "{name}");
             assert_eq!(t.fault, Fault::default(), "{name}");
         }
     }
@@ -258,6 +281,34 @@ mod tests {
         );
         check("hello there", None);
         check("", None);
+    }
+
+    #[test]
+    fn a_fix_request_quoting_the_error_picks_the_fix() {
+        let transcripts = embedded();
+        let check = |message: &str, expect: &str| {
+            let got = best_match(&transcripts, message).map(|i| transcripts[i].name.as_str());
+            assert_eq!(got, Some(expect), "{message}");
+        };
+        check("broken dep", "broken-dep");
+        check("broken syntax", "broken-syntax");
+        // The demo's misspelt plugin, as npm reports it, with package.json
+        // (which names react and the app many times) quoted after it.
+        check(
+            "## The install failed: `npm install` (exit code 1)\n\
+             npm error 404 Not Found - GET https://registry.npmjs.org/@vitejs%2fplugin-recat\n\
+             npm error 404  '@vitejs/plugin-recat@^5.0.0' is not in this registry.\n\
+             ### Current content of package.json\n\
+             {\"name\": \"todo-app\", \"dependencies\": {\"react\": \"^19\", \"react-dom\": \"^19\"}}",
+            "fix-dep",
+        );
+        check(
+            "## The dev server reported a compile error\n\
+             /home/project/src/App.jsx:86:9: ERROR: Expected \")\" but found \"}\"\n\
+             Files it names: src/App.jsx\n### Current content of src/App.jsx\n\
+             export default function App() { const todos = []; return <main className=\"app\">…",
+            "fix-syntax",
+        );
     }
 
     #[test]

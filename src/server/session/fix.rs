@@ -1,0 +1,350 @@
+//! The fix loop: when the actions of an answer end with a failure (or the
+//! dev server prints a compile error soon after), Rivet tells the model what
+//! failed by itself and runs its answer, within limits: a number of attempts
+//! per message of the person, a token budget, and an early stop when the
+//! same error comes back twice or an attempt changes no file. Then an alert
+//! says what failed and that Rivet stopped trying.
+//!
+//! [`fix_request`] writes what the model is told; the agent's
+//! `read_build_result` tool is meant to give the same text.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::project::ProjectHandle;
+use super::turn;
+use crate::runtime::build_result::BuildResult;
+use crate::runtime::host::Runtime;
+use crate::runtime::session::{FixAttempt, Message, MessageStatus, SessionEvent, SessionState};
+use crate::server::config::FixConfig;
+use crate::server::llm::LlmService;
+use crate::server::llm::client::ChatMessage;
+use crate::server::llm::prompt::RuntimeDescription;
+
+/// Files larger than this are named but not quoted.
+const LARGEST_QUOTED_FILE: usize = 8 * 1024;
+/// How often the loop looks whether the actions are done.
+const POLL: Duration = Duration::from_millis(250);
+
+/// What the model is told about failures: what ran, how it ended, its
+/// output, and the files it names with their content (`files`: path and
+/// content, for those small enough to quote).
+pub fn describe_failures(results: &[BuildResult], files: &[(String, String)]) -> String {
+    let mut text = String::new();
+    for result in results {
+        text.push_str(&format!("## {}", capitalised(&result.title())));
+        if let Some(code) = result.exit_code {
+            text.push_str(&format!(" (exit code {code})"));
+        }
+        text.push_str(&format!("\n\n```\n{}\n```\n\n", result.output));
+        if !result.files.is_empty() {
+            text.push_str(&format!("Files it names: {}\n\n", result.files.join(", ")));
+        }
+    }
+    for (path, content) in files {
+        text.push_str(&format!(
+            "### Current content of {path}\n\n```\n{content}\n```\n\n"
+        ));
+    }
+    text
+}
+
+/// The whole follow-up message for `results`, reading the files they name
+/// from the project.
+pub async fn fix_request(runtime: &dyn Runtime, results: &[BuildResult]) -> String {
+    let mut paths: Vec<&String> = results.iter().flat_map(|r| &r.files).collect();
+    paths.dedup();
+    let mut files = Vec::new();
+    for path in paths {
+        if files.iter().any(|(p, _): &(String, String)| p == path) {
+            continue;
+        }
+        if let Ok(bytes) = runtime.read_file(path).await
+            && bytes.len() <= LARGEST_QUOTED_FILE
+            && let Ok(content) = String::from_utf8(bytes)
+        {
+            files.push((path.clone(), content));
+        }
+    }
+    format!(
+        "Running your last answer failed.\n\n{}Fix the cause with the smallest change, then run \
+         again what failed (reinstall, rebuild or restart the dev server) so the fix can be \
+         checked.",
+        describe_failures(results, &files)
+    )
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// Why the loop stopped trying.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    Attempts(u32),
+    Repeated,
+    NoChange,
+    Budget { spent: u32, budget: u32 },
+}
+
+impl StopReason {
+    fn explain(&self) -> String {
+        match self {
+            StopReason::Attempts(n) => format!("{n} automatic attempts did not fix it"),
+            StopReason::Repeated => "the same error came back twice".to_owned(),
+            StopReason::NoChange => "the last attempt changed no file".to_owned(),
+            StopReason::Budget { spent, budget } => {
+                format!("the attempts used {spent} tokens, past the budget of {budget}")
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Make attempt number n (from 1).
+    Attempt(u32),
+    Stop(StopReason),
+}
+
+/// The count kept for one message of the person.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub attempts: u32,
+    /// Tokens of the answer and the attempts so far.
+    pub tokens: u32,
+    signatures: Vec<String>,
+}
+
+impl Tally {
+    /// What to do about `failures`, which followed the answer or the last
+    /// attempt (`changed_files`: whether it wrote any file).
+    pub fn decide(
+        &mut self,
+        config: &FixConfig,
+        failures: &[BuildResult],
+        changed_files: bool,
+    ) -> Decision {
+        let signature = failures
+            .iter()
+            .map(BuildResult::signature)
+            .collect::<Vec<_>>()
+            .join("\n");
+        self.signatures.push(signature);
+        let last = self.signatures.last();
+        let seen = self.signatures.iter().filter(|s| Some(*s) == last).count();
+        if seen >= 3 {
+            Decision::Stop(StopReason::Repeated)
+        } else if self.attempts > 0 && !changed_files {
+            Decision::Stop(StopReason::NoChange)
+        } else if self.attempts >= config.max_attempts {
+            Decision::Stop(StopReason::Attempts(self.attempts))
+        } else if config.token_budget > 0 && self.tokens >= config.token_budget {
+            Decision::Stop(StopReason::Budget {
+                spent: self.tokens,
+                budget: config.token_budget,
+            })
+        } else {
+            self.attempts += 1;
+            Decision::Attempt(self.attempts)
+        }
+    }
+}
+
+/// What the loop needs to run attempts.
+pub struct FixContext {
+    pub project: Arc<ProjectHandle>,
+    pub llm: Arc<LlmService>,
+    pub description: RuntimeDescription,
+    pub config: FixConfig,
+}
+
+/// The last build result's id: failures after it belong to what runs next.
+pub fn mark(project: &ProjectHandle) -> u64 {
+    project
+        .session
+        .read(|s| s.build_results.last().map_or(0, |r| r.id))
+}
+
+/// Follows the answer `message_id` (whose actions began after build result
+/// `since`) and makes attempts while its failures call for them. Stop, or a
+/// new message of the person, ends it.
+pub async fn follow(cx: FixContext, mut message_id: String, mut since: u64) {
+    if !cx.config.enabled {
+        return;
+    }
+    let cancel = CancellationToken::new();
+    if let Some(previous) = cx.project.conversation().fixing.replace(cancel.clone()) {
+        previous.cancel();
+    }
+    let mut tally = Tally::default();
+    loop {
+        if !settle(&cx, &cancel, since).await {
+            break;
+        }
+        let RunEnd {
+            failures,
+            changed,
+            tokens,
+            complete,
+        } = cx
+            .project
+            .session
+            .read(|s| RunEnd::read(s, &message_id, since));
+        tally.tokens += tokens;
+        tracing::info!(
+            project = %cx.project.id,
+            failures = failures.len(),
+            attempts = tally.attempts,
+            tokens = tally.tokens,
+            "the run after an answer ended"
+        );
+        // An answer that was stopped, cut or failed is the person's to
+        // continue or retry.
+        if failures.is_empty() || !complete {
+            break;
+        }
+        since = failures.last().map_or(since, |r| r.id);
+        let attempt = match tally.decide(&cx.config, &failures, changed) {
+            Decision::Attempt(n) => n,
+            Decision::Stop(reason) => {
+                tracing::info!(project = %cx.project.id, ?reason, "the fix loop stopped trying");
+                give_up(&cx.project, &failures, &reason, &tally);
+                break;
+            }
+        };
+        let Some(next) = attempt_fix(&cx, &cancel, &failures, attempt, tally.tokens).await else {
+            break;
+        };
+        message_id = next;
+    }
+    // Whoever ends a loop early (Stop, a new message, a newer loop) takes
+    // its token; a loop that ended by itself clears its own.
+    if !cancel.is_cancelled() {
+        cx.project.conversation().fixing = None;
+    }
+}
+
+/// How the run after an answer ended.
+struct RunEnd {
+    /// Build results after the mark.
+    failures: Vec<BuildResult>,
+    /// The answer wrote a file.
+    changed: bool,
+    /// The answer's tokens.
+    tokens: u32,
+    /// The answer ended by itself (not stopped, cut or failed).
+    complete: bool,
+}
+
+impl RunEnd {
+    fn read(state: &SessionState, message_id: &str, since: u64) -> RunEnd {
+        let message = state.message(message_id);
+        RunEnd {
+            failures: state
+                .build_results
+                .iter()
+                .filter(|r| r.id > since)
+                .cloned()
+                .collect(),
+            changed: !state.changed_by_last_answer.is_empty(),
+            tokens: message.and_then(|m| m.usage).map_or(0, |u| u.total_tokens),
+            complete: message.is_some_and(|m| m.status == MessageStatus::Complete),
+        }
+    }
+}
+
+/// Waits until the actions are done, then a little longer for a compile
+/// error unless there is a failure already. False when cancelled.
+async fn settle(cx: &FixContext, cancel: &CancellationToken, since: u64) -> bool {
+    loop {
+        if cancel.is_cancelled() {
+            return false;
+        }
+        if !cx.project.session.read(SessionState::is_busy) {
+            break;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    let failed = mark(&cx.project) > since;
+    if !failed {
+        tokio::select! {
+            () = cancel.cancelled() => return false,
+            () = tokio::time::sleep(Duration::from_millis(cx.config.settle_ms)) => {}
+        }
+    }
+    !cancel.is_cancelled()
+}
+
+/// Sends the automatic message and runs its answer; returns the answer's id,
+/// or `None` when the person took over (Stop, or a message of their own).
+async fn attempt_fix(
+    cx: &FixContext,
+    cancel: &CancellationToken,
+    failures: &[BuildResult],
+    attempt: u32,
+    tokens_so_far: u32,
+) -> Option<String> {
+    let text = fix_request(cx.project.runtime.as_ref(), failures).await;
+    let (user_id, history) = {
+        let mut conversation = cx.project.conversation();
+        if cancel.is_cancelled() || conversation.streaming.is_some() {
+            return None;
+        }
+        conversation.streaming = Some(cancel.clone());
+        let id = conversation.next_id();
+        let mut history = conversation.history.clone();
+        history.push(ChatMessage::user(text.clone()));
+        (id, history)
+    };
+    let mut message = Message::user(user_id, text.clone());
+    message.automatic = Some(FixAttempt {
+        attempt,
+        max_attempts: cx.config.max_attempts,
+        tokens_so_far,
+    });
+    cx.project.publish(SessionEvent::MessageAdded { message });
+    let answer = turn::new_answer(&cx.project, history, &text);
+    let answer_id = answer.message_id.clone();
+    turn::run(
+        Arc::clone(&cx.project),
+        Arc::clone(&cx.llm),
+        cx.description,
+        answer,
+        cancel.clone(),
+    )
+    .await;
+    cx.project.conversation().streaming = None;
+    (!cancel.is_cancelled()).then_some(answer_id)
+}
+
+/// The alert that ends the loop.
+fn give_up(project: &ProjectHandle, failures: &[BuildResult], reason: &StopReason, tally: &Tally) {
+    let what = failures
+        .first()
+        .map_or_else(|| "The run".to_owned(), |r| capitalised(&r.title()));
+    let output = failures
+        .iter()
+        .map(|r| r.output.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    project.runner.alert(
+        format!("{what}. Rivet stopped trying to fix it"),
+        format!(
+            "Rivet stopped because {} ({} automatic attempts, {} tokens).\n{output}",
+            reason.explain(),
+            tally.attempts,
+            tally.tokens
+        ),
+        None,
+    );
+}
+
+#[cfg(test)]
+mod tests;
