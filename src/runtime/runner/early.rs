@@ -29,11 +29,29 @@ pub use self::command::{Manager, package_manager, plain_install};
 
 use super::output::OutputTail;
 use super::{BoxedTask, COMMAND_PTY, Job, Runner, exit_line, failure_reason};
+use crate::runtime::build_result::{BuildResult, Stage};
 use crate::runtime::host::{CommandSpec, Process};
 use crate::runtime::session::ActionStatus;
 
-/// What an early install ended with: `Err` holds the reason it failed.
-type Outcome = Result<(), String>;
+/// What an early install ended with: `Err` holds why it failed.
+type Outcome = Result<(), Failure>;
+
+/// A failed early install: the reason, and the build result the action that
+/// joins it reports (none when the install could not even start).
+#[derive(Clone, Debug)]
+struct Failure {
+    reason: String,
+    result: Option<BuildResult>,
+}
+
+impl From<String> for Failure {
+    fn from(reason: String) -> Failure {
+        Failure {
+            reason,
+            result: None,
+        }
+    }
+}
 type Done = Shared<oneshot::Receiver<Outcome>>;
 
 /// The early install a project has had most recently.
@@ -222,10 +240,18 @@ impl Runner {
         let status = self.pump_until_exit(&process, &mut tail).await;
         self.terminal(exit_line(&status));
         if status.success() {
-            Ok(())
-        } else {
-            Err(failure_reason(command, &status, &tail))
+            return Ok(());
         }
+        let output = tail.raw_text();
+        Err(Failure {
+            reason: failure_reason(command, &status, &tail),
+            result: Some(BuildResult::new(
+                Stage::Install,
+                Some(command.to_owned()),
+                status.code,
+                &output,
+            )),
+        })
     }
 
     /// Settles `command` with the early install before it runs: waits for a
@@ -267,11 +293,15 @@ impl Runner {
         ));
         let outcome = done
             .await
-            .unwrap_or_else(|_| Err("the early install was cancelled".to_owned()));
+            .unwrap_or_else(|_| Err(Failure::from("the early install was cancelled".to_owned())));
         match outcome {
             Ok(()) => Ok(Prelude::Joined { rest }),
-            Err(reason) => {
+            Err(Failure { reason, result }) => {
                 if !self.is_aborted(job.turn) {
+                    // Reported as the joining action's own failure would be.
+                    if let Some(result) = result {
+                        self.build_result(result, Some(&job.action));
+                    }
                     self.alert(
                         format!("`{first}` failed"),
                         reason.clone(),

@@ -442,6 +442,17 @@ impl Harness {
             .collect()
     }
 
+    /// The build results reported so far.
+    pub fn build_results(&self) -> Vec<crate::runtime::build_result::BuildResult> {
+        lock(&self.events)
+            .iter()
+            .filter_map(|e| match e {
+                SessionEvent::BuildResult { result } => Some((**result).clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The Rivet terminal tab, as plain text.
     pub fn terminal(&self) -> String {
         let text: String = lock(&self.events)

@@ -198,6 +198,18 @@ fn a_failed_early_install_fails_the_joining_action_once() {
     let on = alerts[0].action.as_ref().map(|a| a.action_id.to_string());
     assert_eq!(on.as_deref(), Some(h.action_id(1)));
     assert_eq!(h.runtime.commands(), ["npm install"], "the chain stops");
+    // The fix loop sees it as the install's failure, on the joining action.
+    let results = h.build_results();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(
+        results[0].stage,
+        crate::runtime::build_result::Stage::Install
+    );
+    assert_eq!(results[0].command.as_deref(), Some("npm install"));
+    assert_eq!(results[0].exit_code, Some(1));
+    assert!(results[0].output.contains("notarget vite@^99"));
+    let on = results[0].action.as_ref().map(|a| a.action_id.to_string());
+    assert_eq!(on.as_deref(), Some(h.action_id(1)));
 }
 
 #[test]
