@@ -41,7 +41,7 @@ type Outcome = Result<(), Failure>;
 #[derive(Clone, Debug)]
 struct Failure {
     reason: String,
-    result: Option<BuildResult>,
+    result: Option<Box<BuildResult>>,
 }
 
 impl From<String> for Failure {
@@ -245,12 +245,12 @@ impl Runner {
         let output = tail.raw_text();
         Err(Failure {
             reason: failure_reason(command, &status, &tail),
-            result: Some(BuildResult::new(
+            result: Some(Box::new(BuildResult::new(
                 Stage::Install,
                 Some(command.to_owned()),
                 status.code,
                 &output,
-            )),
+            ))),
         })
     }
 
@@ -300,7 +300,7 @@ impl Runner {
                 if !self.is_aborted(job.turn) {
                     // Reported as the joining action's own failure would be.
                     if let Some(result) = result {
-                        self.build_result(result, Some(&job.action));
+                        self.build_result(*result, Some(&job.action));
                     }
                     self.alert(
                         format!("`{first}` failed"),
