@@ -4,12 +4,7 @@
 use leptos::prelude::*;
 use leptos::server_fn::codec::{ByteStream, Streaming};
 
-/// A file as the last answer found it and left it.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct FileChange {
-    pub before: Option<String>,
-    pub after: String,
-}
+pub use crate::runtime::session::FileChange;
 
 /// The project's events as newline-delimited JSON envelopes: a snapshot
 /// first, then every event, for as long as the response is read.

@@ -11,8 +11,8 @@ mod lines;
 mod state;
 
 pub use event::{
-    ActionRef, ActionStatus, Alert, Envelope, FixAttempt, MessageStatus, Preview, SessionEvent,
-    Usage,
+    ActionRef, ActionStatus, Alert, Envelope, FileChange, FixAttempt, MessageStatus, Preview,
+    SessionEvent, Usage,
 };
 pub use lines::LineDecoder;
 pub use state::{ActionEntry, Artifact, Message, Part, Role, SessionState, Touched};

@@ -175,3 +175,10 @@ pub enum SessionEvent {
         port: u16,
     },
 }
+
+/// A file as the last answer found it and left it (the diff view).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FileChange {
+    pub before: Option<String>,
+    pub after: String,
+}
