@@ -24,18 +24,45 @@ pub fn write(path: &Path, contents: &[u8]) -> io::Result<()> {
     write_with(path, |file| file.write_all(contents))
 }
 
+/// Replaces `path` with `contents`, atomically, as a file only its owner can
+/// read or write (0600), whatever the file was before: for secrets, which
+/// are never readable by others, not even while being written.
+pub fn write_private(path: &Path, contents: &[u8]) -> io::Result<()> {
+    replace(path, Mode::Private, |file| file.write_all(contents))
+}
+
 /// Like [`write`], with the contents written by `fill`. When `fill` fails,
 /// `path` is left as it was.
 pub fn write_with(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
+    replace(path, Mode::Keep, fill)
+}
+
+/// The permissions of the file that replaces another.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// Those of the file replaced; `0666 & !umask` for a new one.
+    Keep,
+    /// 0600, from the moment the temporary file exists.
+    Private,
+}
+
+fn replace(
+    path: &Path,
+    mode: Mode,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<()> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    let mode = match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_file() => Some(meta.permissions().mode() & 0o777),
-        _ => None,
+    let (create_mode, mode) = match mode {
+        Mode::Private => (0o600, Some(0o600)),
+        Mode::Keep => match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_file() => (0o666, Some(meta.permissions().mode() & 0o777)),
+            _ => (0o666, None),
+        },
     };
-    let (mut file, temp) = create_temp(dir)?;
+    let (mut file, temp) = create_temp(dir, create_mode)?;
     let written = (|| {
         if let Some(mode) = mode {
             file.set_permissions(std::fs::Permissions::from_mode(mode))?;
@@ -56,8 +83,9 @@ pub fn write_with(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -
     Ok(())
 }
 
-/// A new file of a fresh name in `dir`, never an existing file or link.
-fn create_temp(dir: &Path) -> io::Result<(File, PathBuf)> {
+/// A new file of a fresh name in `dir`, never an existing file or link,
+/// created with `mode` (less the umask).
+fn create_temp(dir: &Path, mode: u32) -> io::Result<(File, PathBuf)> {
     let mut last = io::Error::from(io::ErrorKind::AlreadyExists);
     for _ in 0..8 {
         let name = format!("{TEMP_PREFIX}{:016x}{TEMP_SUFFIX}", rand::random::<u64>());
@@ -65,7 +93,7 @@ fn create_temp(dir: &Path) -> io::Result<(File, PathBuf)> {
         let created = OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(0o666)
+            .mode(mode)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&temp);
         match created {
@@ -118,6 +146,23 @@ mod tests {
         write(&path, b"#!/bin/sh\necho hi\n").unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o751);
+    }
+
+    #[test]
+    fn a_private_file_is_owner_only_whatever_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        write_private(&path, b"secret").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"secret");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let new = dir.path().join("settings.json");
+        write_private(&new, b"{}").unwrap();
+        let mode = std::fs::metadata(&new).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(names(dir.path()), ["settings.json", "token"]);
     }
 
     #[test]

@@ -1,8 +1,7 @@
 //! The access token: configured, or made at first start and kept in
 //! `<data_dir>/token`, readable only by Rivet's user.
 
-use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::server::llm::secret::Secret;
@@ -62,14 +61,7 @@ fn create(path: &Path) -> std::io::Result<Secret> {
     }
     let bytes: [u8; 32] = rand::random();
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    file.write_all(token.as_bytes())?;
-    file.write_all(b"\n")?;
-    file.sync_all()?;
+    crate::server::atomic::write_private(path, format!("{token}\n").as_bytes())?;
     Secret::new(&token).map_err(std::io::Error::other)
 }
 

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -157,35 +156,18 @@ impl SettingsStore {
         Ok(settings)
     }
 
-    /// Writes to a temporary file created with mode 0600 in the same
-    /// directory, then renames it over the old file: a crash leaves either the
-    /// old or the new settings, never half of them.
+    /// Replaces the file atomically, readable only by Rivet's user: a crash
+    /// leaves either the old or the new settings, never half of them.
     fn save(&self, settings: &StoredSettings) -> Result<(), StoreError> {
-        use std::os::unix::fs::OpenOptionsExt;
         let write_err = |source| StoreError::Write {
             path: self.path.clone(),
             source,
         };
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(write_err)?;
-        let tmp = dir.join(format!(".{}.{}.tmp", Self::FILE_NAME, std::process::id()));
         let json =
             serde_json::to_vec_pretty(settings).map_err(|e| write_err(std::io::Error::other(e)))?;
-        let result = (|| {
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            file.write_all(&json)?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result.map_err(write_err)
+        crate::server::atomic::write_private(&self.path, &json).map_err(write_err)
     }
 }
 
