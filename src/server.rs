@@ -5,6 +5,7 @@ pub mod access;
 pub mod agent;
 pub mod api_v1;
 pub mod atomic;
+pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod http;

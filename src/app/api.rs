@@ -99,3 +99,32 @@ pub async fn open_preview(project: String, port: u16) -> Result<String, ServerFn
         .await
         .map_err(ServerFnError::new)
 }
+
+/// Puts the files back as they were right after the answer `message_id`;
+/// later messages are kept, marked undone.
+#[server(endpoint = "restore_to_message")]
+pub async fn restore_to_message(project: String, message_id: String) -> Result<(), ServerFnError> {
+    crate::server::checkpoint::restore_here(&project, &message_id)
+        .await
+        .map(drop)
+        .map_err(ServerFnError::new)
+}
+
+/// Undoes the latest restore to the answer `message_id`.
+#[server(endpoint = "redo_restore")]
+pub async fn redo_restore(project: String, message_id: String) -> Result<(), ServerFnError> {
+    crate::server::checkpoint::redo_here(&project, &message_id)
+        .await
+        .map(drop)
+        .map_err(ServerFnError::new)
+}
+
+/// A new project with the files and the conversation up to the answer
+/// `message_id`; returns its id.
+#[server(endpoint = "fork_from_message")]
+pub async fn fork_from_message(project: String, message_id: String) -> Result<String, ServerFnError> {
+    crate::server::checkpoint::fork_here(&project, &message_id)
+        .await
+        .map(|row| row.id)
+        .map_err(ServerFnError::new)
+}

@@ -4,6 +4,7 @@
 mod alerts;
 mod answer_text;
 mod artifact;
+mod checkpoint;
 mod composer;
 mod message;
 

@@ -4,13 +4,14 @@
 //! calls the same session code as the UI's server functions. Errors are
 //! JSON with a stable `code`.
 
+mod checkpoints;
 mod error;
 mod files;
 mod messages;
 mod projects;
 
 use axum::Router;
-use axum::routing::{any, get};
+use axum::routing::{any, get, post};
 
 pub use error::V1Error;
 
@@ -31,6 +32,9 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/projects/{id}/files/{*path}",
             get(files::read).put(files::write).delete(files::delete),
         )
+        .route("/api/v1/projects/{id}/restore", post(checkpoints::restore))
+        .route("/api/v1/projects/{id}/redo", post(checkpoints::redo))
+        .route("/api/v1/projects/{id}/fork", post(checkpoints::fork))
         .route("/api/v1", any(error::no_route))
         .route("/api/v1/{*rest}", any(error::no_route))
 }

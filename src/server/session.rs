@@ -46,6 +46,13 @@ pub fn runtime_name(state: &AppState) -> String {
     format!("{:?}", state.config.runtime.default).to_lowercase()
 }
 
+/// Rebuilds the conversation the model sees from the stored messages,
+/// after a restore or a redo changed which of them are undone.
+pub fn reset_conversation(handle: &ProjectHandle, messages: &[crate::server::store::MessageRow]) {
+    let conversation = handle.session.read(|s| restore::conversation(s, messages));
+    *handle.conversation() = conversation;
+}
+
 /// The projects that have been opened since the server started.
 #[derive(Default)]
 pub struct OpenProjects {
@@ -94,6 +101,9 @@ impl OpenProjects {
             return Arc::clone(first);
         }
         *handle.conversation() = conversation;
+        let checkpoints = crate::server::checkpoint::Checkpoints::for_project(state, id);
+        // Just made, so nothing has set it.
+        let _ = handle.checkpoints.set(Arc::new(checkpoints));
         restore::settle(&handle.session, &restored.messages);
         handles.insert(id.clone(), Arc::clone(&handle));
         handle

@@ -5,6 +5,7 @@
 //! showed; messages are stored whole too, for the model's history and Retry.
 //! Queries are checked at run time, so builds never need a database.
 
+mod checkpoints;
 mod events;
 mod messages;
 mod projects;
@@ -20,6 +21,7 @@ use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use tokio::sync::OnceCell;
 
+pub use checkpoints::{CheckpointKind, CheckpointRow};
 pub use events::Replay;
 pub use messages::MessageRow;
 pub use projects::ProjectRow;

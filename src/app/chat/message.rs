@@ -5,6 +5,7 @@ use leptos::prelude::*;
 
 use super::answer_text::AnswerText;
 use super::artifact::ArtifactCard;
+use super::checkpoint::CheckpointButtons;
 use crate::app::api::{continue_answer, retry_answer};
 use crate::app::ide::CurrentProject;
 use crate::app::session::SessionStore;
@@ -24,7 +25,7 @@ pub fn MessageView(id: String) -> impl IntoView {
     let role = store.with(|s| s.message(&id).map(|m| m.role));
     match role {
         Some(Role::User) => view! {
-            <li class="message message-user" data-testid="message-user">
+            <li class="message message-user" data-testid="message-user" class:undone=move || message.get().is_some_and(|m| is_undone(&m.status))>
                 {move || message.get().and_then(|m| m.automatic).map(|fix| view! {
                     <div class="message-automatic" data-testid="message-automatic">
                         {format!(
@@ -38,12 +39,17 @@ pub fn MessageView(id: String) -> impl IntoView {
         }
         .into_any(),
         _ => view! {
-            <li class="message message-assistant" data-testid="message-assistant" data-status=move || message.get().map(|m| status_name(&m.status))>
+            <li class="message message-assistant" data-testid="message-assistant" data-status=move || message.get().map(|m| status_name(&m.status))
+                class:undone=move || message.get().is_some_and(|m| is_undone(&m.status))>
                 {move || message.get().map(|m| view! { <AnswerBody message=m /> })}
             </li>
         }
         .into_any(),
     }
+}
+
+fn is_undone(status: &MessageStatus) -> bool {
+    matches!(status, MessageStatus::Undone { .. })
 }
 
 fn status_name(status: &MessageStatus) -> &'static str {
@@ -53,6 +59,7 @@ fn status_name(status: &MessageStatus) -> &'static str {
         MessageStatus::Stopped => "stopped",
         MessageStatus::Interrupted { .. } => "interrupted",
         MessageStatus::Failed { .. } => "failed",
+        MessageStatus::Undone { .. } => "undone",
     }
 }
 
@@ -100,6 +107,12 @@ fn AnswerFooter(message: Message) -> impl IntoView {
             ("interrupted", format!("Interrupted: {reason}"), true, true)
         }
         MessageStatus::Failed { error } => ("failed", error.clone(), false, true),
+        MessageStatus::Undone { .. } => (
+            "undone",
+            "Undone: the files were restored to an earlier answer.".to_owned(),
+            false,
+            false,
+        ),
     };
     view! {
         <div class="message-footer">
@@ -129,6 +142,7 @@ fn AnswerFooter(message: Message) -> impl IntoView {
                             }>"Retry"</button>
                         }
                     })}
+                <CheckpointButtons message_id=message.id.clone() />
                 {usage.map(|u| view! { <span class="message-usage" data-testid="message-usage">{u}</span> })}
             </div>
         </div>

@@ -38,6 +38,11 @@ pub enum MessageStatus {
     Failed {
         error: String,
     },
+    /// The files were restored to an earlier answer: the message is kept
+    /// but no longer counts; Redo gives it back the status it `was` in.
+    Undone {
+        was: Box<MessageStatus>,
+    },
 }
 
 impl MessageStatus {
@@ -136,6 +141,11 @@ pub enum SessionEvent {
         message_id: String,
         status: MessageStatus,
         finish_reason: Option<String>,
+    },
+    /// A finished message was undone by a restore, or redone.
+    MessageStatusChanged {
+        message_id: String,
+        status: MessageStatus,
     },
     ActionStatus {
         action: ActionRef,

@@ -227,6 +227,9 @@ impl SessionState {
                 m.finish_reason.clone_from(finish_reason);
                 m.notice = None;
             }),
+            SessionEvent::MessageStatusChanged { message_id, status } => {
+                self.update_message(message_id, |m| m.status = status.clone())
+            }
             SessionEvent::ActionStatus { action, status } => {
                 let found = self
                     .artifacts

@@ -30,8 +30,8 @@ pub struct MessageJson {
     pub role: Role,
     /// The user's text, or the answer as streamed so far.
     pub text: String,
-    /// `streaming`, `complete`, `failed` or `interrupted` (stopped by the
-    /// person, or cut off).
+    /// `streaming`, `complete`, `failed`, `interrupted` (stopped by the
+    /// person, or cut off) or `undone` (a restore went back past it).
     pub status: &'static str,
 }
 
@@ -42,6 +42,7 @@ impl From<MessageRow> for MessageJson {
             MessageStatus::Complete => "complete",
             MessageStatus::Stopped | MessageStatus::Interrupted { .. } => "interrupted",
             MessageStatus::Failed { .. } => "failed",
+            MessageStatus::Undone { .. } => "undone",
         };
         MessageJson {
             id: row.id,

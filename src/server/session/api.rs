@@ -96,6 +96,7 @@ fn spawn_answer(
     tokio::spawn(async move {
         turn::run(Arc::clone(&handle), llm, description, answer, cancel).await;
         handle.conversation().streaming = None;
+        crate::server::checkpoint::after_answer(&handle, &message_id);
         fix::follow(fix, message_id, since).await;
     });
     Ok(())
@@ -139,6 +140,7 @@ pub async fn send_in(state: &AppState, project: &str, text: String) -> Result<Se
     }
     // The person's message takes over from automatic attempts.
     stop_fixing(&handle);
+    crate::server::checkpoint::before_message(&handle).await;
     drop_unfinished(&handle);
     let (user_id, history) = {
         let mut conversation = handle.conversation();

@@ -219,6 +219,7 @@ pub async fn follow(cx: FixContext, mut message_id: String, mut since: u64) {
                 break;
             }
         };
+        crate::server::checkpoint::before_fix(&cx.project, &message_id).await;
         let Some(next) = attempt_fix(&cx, &cancel, &failures, attempt, tally.tokens).await else {
             break;
         };
@@ -321,6 +322,7 @@ async fn attempt_fix(
     )
     .await;
     cx.project.conversation().streaming = None;
+    crate::server::checkpoint::after_answer(&cx.project, &answer_id);
     (!cancel.is_cancelled()).then_some(answer_id)
 }
 

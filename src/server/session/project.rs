@@ -2,7 +2,7 @@
 //! conversation the model sees, and what changed since the last answer.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -61,6 +61,8 @@ pub struct ProjectHandle {
     pub runner: Runner,
     /// Files the latest answer wrote: what they held before it.
     pub answer_before: Baselines,
+    /// The project's checkpoints (unset in tests of the session alone).
+    pub checkpoints: OnceLock<Arc<crate::server::checkpoint::Checkpoints>>,
     conversation: Mutex<Conversation>,
 }
 
@@ -93,6 +95,7 @@ impl ProjectHandle {
             runtime,
             runner,
             answer_before,
+            checkpoints: OnceLock::new(),
             conversation: Mutex::new(Conversation::default()),
         })
     }

@@ -26,13 +26,15 @@ impl MessageRow {
     }
 }
 
-fn status_columns(status: &MessageStatus) -> (&'static str, Option<&str>) {
+fn status_columns(status: &MessageStatus) -> (&'static str, Option<String>) {
     match status {
         MessageStatus::Streaming => ("streaming", None),
         MessageStatus::Complete => ("complete", None),
         MessageStatus::Stopped => ("stopped", None),
-        MessageStatus::Interrupted { reason } => ("interrupted", Some(reason)),
-        MessageStatus::Failed { error } => ("failed", Some(error)),
+        MessageStatus::Interrupted { reason } => ("interrupted", Some(reason.clone())),
+        MessageStatus::Failed { error } => ("failed", Some(error.clone())),
+        // The status Redo gives back, as JSON.
+        MessageStatus::Undone { was } => ("undone", serde_json::to_string(was).ok()),
     }
 }
 
@@ -43,6 +45,9 @@ fn status_from(name: &str, detail: Option<String>) -> MessageStatus {
         "complete" => MessageStatus::Complete,
         "stopped" => MessageStatus::Stopped,
         "interrupted" => MessageStatus::Interrupted { reason: detail },
+        "undone" => MessageStatus::Undone {
+            was: Box::new(serde_json::from_str(&detail).unwrap_or(MessageStatus::Complete)),
+        },
         _ => MessageStatus::Failed { error: detail },
     }
 }

@@ -1,0 +1,286 @@
+//! The `git` binary over a repository Rivet owns: its own `GIT_DIR` (outside
+//! the project, so code in the sandbox cannot touch it) and the project's
+//! workspace as the work tree. Nothing of the host's git setup applies: the
+//! environment is cleared, no system or global configuration is read, hooks
+//! and signing are off and the author is Rivet's.
+//!
+//! Checkpoints are commits chained on one branch, so none is ever
+//! unreachable (garbage collection keeps them all).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use tokio::process::Command;
+
+use crate::runtime::tree::SKIPPED_DIRS;
+
+/// The branch every checkpoint is chained on.
+const BRANCH: &str = "refs/heads/checkpoints";
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot run git: {0}")]
+    Spawn(#[source] std::io::Error),
+    #[error("git {command} failed in {repo}: {stderr}")]
+    Failed {
+        command: String,
+        repo: PathBuf,
+        stderr: String,
+    },
+    #[error("git {command} printed something unexpected: {output}")]
+    Unexpected { command: String, output: String },
+    #[error("cannot prepare the checkpoint repository {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// How a file differs between two checkpoints.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// Added or modified: write the target's content.
+    Write(String),
+    /// Not in the target: remove it.
+    Remove(String),
+}
+
+/// One checkpoint repository.
+#[derive(Clone, Debug)]
+pub struct Repo {
+    git_dir: PathBuf,
+    work_tree: PathBuf,
+}
+
+impl Repo {
+    pub fn new(git_dir: impl Into<PathBuf>, work_tree: impl Into<PathBuf>) -> Repo {
+        Repo {
+            git_dir: git_dir.into(),
+            work_tree: work_tree.into(),
+        }
+    }
+
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new("git");
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("LC_ALL", "C")
+            .env("GIT_DIR", &self.git_dir)
+            .env("GIT_WORK_TREE", &self.work_tree)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_AUTHOR_NAME", "Rivet")
+            .env("GIT_AUTHOR_EMAIL", "rivet@localhost")
+            .env("GIT_COMMITTER_NAME", "Rivet")
+            .env("GIT_COMMITTER_EMAIL", "rivet@localhost")
+            .args(["-c", "core.hooksPath=/dev/null"])
+            .args(["-c", "commit.gpgSign=false"])
+            .args(["-c", "core.autocrlf=false"])
+            .args(["-c", "core.quotePath=false"])
+            // The workspace belongs to the sandbox user when Rivet runs as root.
+            .args(["-c", "safe.directory=*"])
+            .args(args)
+            .current_dir(&self.work_tree)
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        command
+    }
+
+    /// Runs git and returns its standard output.
+    async fn run(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
+        let output = self
+            .command(args)
+            .output()
+            .await
+            .map_err(GitError::Spawn)?;
+        if output.status.success() {
+            Ok(output.stdout)
+        } else {
+            Err(GitError::Failed {
+                command: args.join(" "),
+                repo: self.git_dir.clone(),
+                stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            })
+        }
+    }
+
+    async fn run_line(&self, args: &[&str]) -> Result<String, GitError> {
+        let out = self.run(args).await?;
+        Ok(String::from_utf8_lossy(&out).trim().to_owned())
+    }
+
+    /// Creates the repository if it does not exist yet.
+    pub async fn ensure(&self) -> Result<(), GitError> {
+        if !self.git_dir.join("HEAD").exists() {
+            let dir = self.git_dir.display().to_string();
+            let mut init = self.command(&["init", "-q", "--bare", &dir]);
+            init.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE");
+            let output = init.output().await.map_err(GitError::Spawn)?;
+            if !output.status.success() {
+                return Err(GitError::Failed {
+                    command: "init".into(),
+                    repo: self.git_dir.clone(),
+                    stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+                });
+            }
+        }
+        self.write_excludes()
+    }
+
+    /// The folders the IDE never looks into stay out of checkpoints too
+    /// (the one list in `runtime::tree`).
+    fn write_excludes(&self) -> Result<(), GitError> {
+        let info = self.git_dir.join("info");
+        let io = |source| GitError::Io {
+            path: info.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&info).map_err(io)?;
+        let mut rules = String::from("# Written by Rivet from runtime::tree::SKIPPED_DIRS.\n");
+        for dir in SKIPPED_DIRS {
+            rules.push_str(&format!("{dir}/\n"));
+        }
+        crate::server::atomic::write(&info.join("exclude"), rules.as_bytes()).map_err(io)
+    }
+
+    /// The latest checkpoint on the branch, if any.
+    pub async fn head(&self) -> Result<Option<String>, GitError> {
+        let out = self
+            .command(&["rev-parse", "-q", "--verify", BRANCH])
+            .output()
+            .await
+            .map_err(GitError::Spawn)?;
+        let line = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        Ok((out.status.success() && !line.is_empty()).then_some(line))
+    }
+
+    /// The tree the work tree holds now (staging every change first).
+    async fn current_tree(&self) -> Result<String, GitError> {
+        self.run(&["add", "-A", "--", "."]).await?;
+        self.run_line(&["write-tree"]).await
+    }
+
+    /// Commits the work tree as it is now, unless it equals the latest
+    /// checkpoint, whose commit is then returned. The repository is
+    /// created on first use.
+    pub async fn snapshot(&self, message: &str) -> Result<String, GitError> {
+        self.ensure().await?;
+        let tree = self.current_tree().await?;
+        let parent = self.head().await?;
+        if let Some(parent) = &parent {
+            let parent_tree = self.run_line(&["rev-parse", &format!("{parent}^{{tree}}")]).await?;
+            if parent_tree == tree {
+                return Ok(parent.clone());
+            }
+        }
+        let mut args = vec!["commit-tree", tree.as_str(), "-m", message];
+        if let Some(parent) = &parent {
+            args.extend(["-p", parent.as_str()]);
+        }
+        let commit = self.run_line(&args).await?;
+        self.run(&["update-ref", BRANCH, &commit]).await?;
+        Ok(commit)
+    }
+
+    /// Whether the work tree differs from the latest checkpoint.
+    pub async fn changed(&self) -> Result<bool, GitError> {
+        self.ensure().await?;
+        let tree = self.current_tree().await?;
+        match self.head().await? {
+            Some(head) => Ok(self.run_line(&["rev-parse", &format!("{head}^{{tree}}")]).await? != tree),
+            None => Ok(true),
+        }
+    }
+
+    /// Fails unless `commit` is a whole commit of this repository (checked
+    /// before anything is changed).
+    pub async fn verify(&self, commit: &str) -> Result<(), GitError> {
+        if !self.git_dir.join("HEAD").exists() {
+            return Err(GitError::Failed {
+                command: "rev-parse".into(),
+                repo: self.git_dir.clone(),
+                stderr: "the repository does not exist".into(),
+            });
+        }
+        self.run(&["rev-parse", "--verify", "-q", &format!("{commit}^{{commit}}")])
+            .await?;
+        // Every object of the commit's tree must be readable.
+        self.run(&["ls-tree", "-r", "-l", commit]).await.map(drop)
+    }
+
+    /// What turns checkpoint `from` into checkpoint `to`.
+    pub async fn changes(&self, from: &str, to: &str) -> Result<Vec<Change>, GitError> {
+        let out = self
+            .run(&["diff-tree", "-r", "-z", "--no-renames", "--name-status", from, to])
+            .await?;
+        parse_name_status(&out)
+    }
+
+    /// Every file of a checkpoint.
+    pub async fn files(&self, commit: &str) -> Result<Vec<String>, GitError> {
+        let out = self
+            .run(&["ls-tree", "-r", "-z", "--name-only", "--full-tree", commit])
+            .await?;
+        Ok(out
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect())
+    }
+
+    /// A file's content in a checkpoint.
+    pub async fn read(&self, commit: &str, path: &str) -> Result<Vec<u8>, GitError> {
+        self.run(&["cat-file", "blob", &format!("{commit}:{path}")])
+            .await
+    }
+
+    /// A copy of the whole repository at `git_dir` (objects are hard-linked
+    /// where the file system allows), for a fork working on `work_tree`.
+    pub async fn clone_to(&self, git_dir: &Path, work_tree: &Path) -> Result<Repo, GitError> {
+        let (from, to) = (
+            self.git_dir.display().to_string(),
+            git_dir.display().to_string(),
+        );
+        let mut clone = self.command(&["clone", "-q", "--bare", "--local", &from, &to]);
+        clone.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE");
+        let output = clone.output().await.map_err(GitError::Spawn)?;
+        if !output.status.success() {
+            return Err(GitError::Failed {
+                command: "clone".into(),
+                repo: self.git_dir.clone(),
+                stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            });
+        }
+        let repo = Repo::new(git_dir, work_tree);
+        repo.ensure().await?;
+        Ok(repo)
+    }
+}
+
+/// `diff-tree -z --name-status` output: a status, then a path, each ended by NUL.
+fn parse_name_status(out: &[u8]) -> Result<Vec<Change>, GitError> {
+    let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
+    let mut changes = Vec::new();
+    while let Some(status) = fields.next() {
+        let unexpected = || GitError::Unexpected {
+            command: "diff-tree".into(),
+            output: String::from_utf8_lossy(out).into_owned(),
+        };
+        let path = String::from_utf8_lossy(fields.next().ok_or_else(unexpected)?).into_owned();
+        match status.first() {
+            Some(b'D') => changes.push(Change::Remove(path)),
+            Some(b'A' | b'M' | b'T') => changes.push(Change::Write(path)),
+            _ => return Err(unexpected()),
+        }
+    }
+    Ok(changes)
+}
+
+#[cfg(test)]
+mod tests;
