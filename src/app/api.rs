@@ -122,7 +122,10 @@ pub async fn redo_restore(project: String, message_id: String) -> Result<(), Ser
 /// A new project with the files and the conversation up to the answer
 /// `message_id`; returns its id.
 #[server(endpoint = "fork_from_message")]
-pub async fn fork_from_message(project: String, message_id: String) -> Result<String, ServerFnError> {
+pub async fn fork_from_message(
+    project: String,
+    message_id: String,
+) -> Result<String, ServerFnError> {
     crate::server::checkpoint::fork_here(&project, &message_id)
         .await
         .map(|row| row.id)

@@ -32,6 +32,7 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/projects/{id}/files/{*path}",
             get(files::read).put(files::write).delete(files::delete),
         )
+        .route("/api/v1/projects/{id}/checkpoints", get(checkpoints::list))
         .route("/api/v1/projects/{id}/restore", post(checkpoints::restore))
         .route("/api/v1/projects/{id}/redo", post(checkpoints::redo))
         .route("/api/v1/projects/{id}/fork", post(checkpoints::fork))

@@ -165,9 +165,7 @@ pub fn after_answer(handle: &Arc<ProjectHandle>, message_id: &str) {
     tokio::spawn(async move {
         let started = tokio::time::Instant::now();
         loop {
-            let (busy, latest) = handle
-                .session
-                .read(|s| (s.is_busy(), latest_answer(s)));
+            let (busy, latest) = handle.session.read(|s| (s.is_busy(), latest_answer(s)));
             if latest.as_deref() != Some(message_id.as_str()) {
                 return;
             }
@@ -232,12 +230,22 @@ pub async fn before_fix(handle: &ProjectHandle, message_id: &str) {
 /// [`restore`] for the UI's server functions, which find the state in
 /// their context.
 pub async fn restore_here(project: &str, message_id: &str) -> Result<Restored, CheckpointError> {
-    restore(&leptos::prelude::expect_context::<AppState>(), project, message_id).await
+    restore(
+        &leptos::prelude::expect_context::<AppState>(),
+        project,
+        message_id,
+    )
+    .await
 }
 
 /// [`redo`] for the UI's server functions.
 pub async fn redo_here(project: &str, message_id: &str) -> Result<Restored, CheckpointError> {
-    redo(&leptos::prelude::expect_context::<AppState>(), project, message_id).await
+    redo(
+        &leptos::prelude::expect_context::<AppState>(),
+        project,
+        message_id,
+    )
+    .await
 }
 
 /// [`fork`] for the UI's server functions.
@@ -245,5 +253,10 @@ pub async fn fork_here(
     project: &str,
     message_id: &str,
 ) -> Result<crate::server::store::ProjectRow, CheckpointError> {
-    fork(&leptos::prelude::expect_context::<AppState>(), project, message_id).await
+    fork(
+        &leptos::prelude::expect_context::<AppState>(),
+        project,
+        message_id,
+    )
+    .await
 }

@@ -4,6 +4,7 @@
 
 mod agent;
 mod api_v1;
+mod checkpoints;
 mod llm;
 mod protocol;
 mod sandbox;

@@ -1,5 +1,6 @@
-//! `/api/v1/projects/{id}/restore`, `/redo` and `/fork`: go back to an
-//! answer's checkpoint, undo that, or start a new project from it.
+//! `/api/v1/projects/{id}/checkpoints`, `/restore`, `/redo` and `/fork`:
+//! list the checkpoints, go back to an answer's checkpoint, undo that, or
+//! start a new project from it.
 
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
@@ -9,8 +10,9 @@ use serde::Deserialize;
 
 use super::V1Error;
 use crate::server::checkpoint::{self, CheckpointError, Restored};
+use crate::server::session::api;
 use crate::server::state::AppState;
-use crate::server::store::ProjectRow;
+use crate::server::store::{CheckpointRow, ProjectRow};
 
 #[derive(Deserialize)]
 pub struct MessageRef {
@@ -68,4 +70,13 @@ pub async fn fork(
     let Json(MessageRef { message_id }) = body?;
     let row = checkpoint::fork(&state, &id, &message_id).await?;
     Ok((StatusCode::CREATED, Json(row)))
+}
+
+/// The project's checkpoints, oldest first.
+pub async fn list(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<CheckpointRow>>, V1Error> {
+    let handle = api::open_in(&state, &id).await?;
+    Ok(Json(state.store.checkpoints(handle.id.as_str()).await?))
 }

@@ -85,13 +85,19 @@ mod tests {
         let runtime = FakeRuntime::new();
         runtime.write_file("a.txt", b"v2").await.unwrap();
         runtime.write_file("b.txt", b"later").await.unwrap();
-        runtime.write_file("node_modules/x.js", b"dep").await.unwrap();
+        runtime
+            .write_file("node_modules/x.js", b"dep")
+            .await
+            .unwrap();
         let applied = apply(&repo, &runtime, &second, &first).await.unwrap();
         assert_eq!(applied.written, ["a.txt"]);
         assert_eq!(applied.removed, ["b.txt"]);
         assert_eq!(runtime.read_file("a.txt").await.unwrap(), b"v1");
         assert!(runtime.read_file("b.txt").await.is_err());
-        assert_eq!(runtime.read_file("node_modules/x.js").await.unwrap(), b"dep");
+        assert_eq!(
+            runtime.read_file("node_modules/x.js").await.unwrap(),
+            b"dep"
+        );
         assert_eq!(applied.events().len(), 2);
     }
 }

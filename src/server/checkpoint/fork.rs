@@ -7,8 +7,8 @@ use super::git::Repo;
 use super::{CheckpointError, checkpoints};
 use crate::runtime::project::ProjectId;
 use crate::runtime::session::{MessageStatus, Role, SessionEvent};
-use crate::server::session::api::{ApiError, open_in};
 use crate::server::projects::ProjectError;
+use crate::server::session::api::{ApiError, open_in};
 use crate::server::session::runtime_name;
 use crate::server::state::AppState;
 use crate::server::store::{CheckpointKind, MessageRow, ProjectRow};
@@ -18,7 +18,10 @@ fn number(message_id: &str) -> i64 {
 }
 
 /// The answer `message_id`, which must be finished and not undone.
-fn answer<'a>(messages: &'a [MessageRow], message_id: &str) -> Result<&'a MessageRow, CheckpointError> {
+fn answer<'a>(
+    messages: &'a [MessageRow],
+    message_id: &str,
+) -> Result<&'a MessageRow, CheckpointError> {
     let message = messages
         .iter()
         .find(|m| m.id == message_id)
@@ -88,7 +91,11 @@ pub async fn fork(
 
 /// The last event that belongs to the conversation up to message
 /// `position`: the one before the next message was added.
-async fn last_event_of(state: &AppState, project: &str, position: i64) -> Result<i64, CheckpointError> {
+async fn last_event_of(
+    state: &AppState,
+    project: &str,
+    position: i64,
+) -> Result<i64, CheckpointError> {
     let replay = state.store.events(project).await?;
     let next = replay.events.iter().find(|e| {
         matches!(&e.event, SessionEvent::MessageAdded { message } if number(&message.id) > position)

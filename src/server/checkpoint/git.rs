@@ -94,11 +94,7 @@ impl Repo {
 
     /// Runs git and returns its standard output.
     async fn run(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
-        let output = self
-            .command(args)
-            .output()
-            .await
-            .map_err(GitError::Spawn)?;
+        let output = self.command(args).output().await.map_err(GitError::Spawn)?;
         if output.status.success() {
             Ok(output.stdout)
         } else {
@@ -174,7 +170,9 @@ impl Repo {
         let tree = self.current_tree().await?;
         let parent = self.head().await?;
         if let Some(parent) = &parent {
-            let parent_tree = self.run_line(&["rev-parse", &format!("{parent}^{{tree}}")]).await?;
+            let parent_tree = self
+                .run_line(&["rev-parse", &format!("{parent}^{{tree}}")])
+                .await?;
             if parent_tree == tree {
                 return Ok(parent.clone());
             }
@@ -193,7 +191,10 @@ impl Repo {
         self.ensure().await?;
         let tree = self.current_tree().await?;
         match self.head().await? {
-            Some(head) => Ok(self.run_line(&["rev-parse", &format!("{head}^{{tree}}")]).await? != tree),
+            Some(head) => Ok(self
+                .run_line(&["rev-parse", &format!("{head}^{{tree}}")])
+                .await?
+                != tree),
             None => Ok(true),
         }
     }
@@ -208,8 +209,13 @@ impl Repo {
                 stderr: "the repository does not exist".into(),
             });
         }
-        self.run(&["rev-parse", "--verify", "-q", &format!("{commit}^{{commit}}")])
-            .await?;
+        self.run(&[
+            "rev-parse",
+            "--verify",
+            "-q",
+            &format!("{commit}^{{commit}}"),
+        ])
+        .await?;
         // Every object of the commit's tree must be readable.
         self.run(&["ls-tree", "-r", "-l", commit]).await.map(drop)
     }
@@ -217,7 +223,15 @@ impl Repo {
     /// What turns checkpoint `from` into checkpoint `to`.
     pub async fn changes(&self, from: &str, to: &str) -> Result<Vec<Change>, GitError> {
         let out = self
-            .run(&["diff-tree", "-r", "-z", "--no-renames", "--name-status", from, to])
+            .run(&[
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-renames",
+                "--name-status",
+                from,
+                to,
+            ])
             .await?;
         parse_name_status(&out)
     }

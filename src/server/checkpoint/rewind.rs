@@ -127,7 +127,12 @@ pub async fn restore(
         .map(|m| m.id.clone())
         .collect();
     let saved = checkpoints
-        .take_locked(CheckpointKind::BeforeRestore, Some(message_id), false, &undone)
+        .take_locked(
+            CheckpointKind::BeforeRestore,
+            Some(message_id),
+            false,
+            &undone,
+        )
         .await?
         .ok_or(CheckpointError::Unavailable)?;
     let applied = write_back(&handle, &checkpoints, &saved.commit_id, &target.commit_id).await?;
@@ -174,7 +179,11 @@ pub async fn redo(
     }
     let back = state
         .store
-        .checkpoint_for(handle.id.as_str(), CheckpointKind::BeforeRestore, message_id)
+        .checkpoint_for(
+            handle.id.as_str(),
+            CheckpointKind::BeforeRestore,
+            message_id,
+        )
         .await?
         .ok_or_else(nothing)?;
     checkpoints

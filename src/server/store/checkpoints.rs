@@ -69,8 +69,8 @@ impl Store {
             undone: undone.to_vec(),
             created_at: now(),
         };
-        let undone_json = (!undone.is_empty())
-            .then(|| serde_json::to_string(undone).unwrap_or_default());
+        let undone_json =
+            (!undone.is_empty()).then(|| serde_json::to_string(undone).unwrap_or_default());
         sqlx::query(
             "INSERT INTO checkpoints (project, seq, kind, message_id, commit_id, undone, \
              created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -122,9 +122,10 @@ impl Store {
         message_id: &str,
     ) -> Result<Option<CheckpointRow>, StoreError> {
         let all = self.checkpoints(project).await?;
-        Ok(all.into_iter().rev().find(|c| {
-            c.kind == kind.as_str() && c.message_id.as_deref() == Some(message_id)
-        }))
+        Ok(all
+            .into_iter()
+            .rev()
+            .find(|c| c.kind == kind.as_str() && c.message_id.as_deref() == Some(message_id)))
     }
 
     /// Copies a project's conversation into a fork: the messages up to

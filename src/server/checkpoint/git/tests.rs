@@ -88,8 +88,13 @@ async fn the_host_users_git_configuration_and_hooks_do_not_apply() {
 async fn a_missing_repository_or_commit_fails_verification() {
     let dir = tempfile::tempdir().unwrap();
     let repo = repo(dir.path());
-    let missing = repo.verify("0123456789012345678901234567890123456789").await;
-    assert!(matches!(missing, Err(GitError::Failed { .. })), "{missing:?}");
+    let missing = repo
+        .verify("0123456789012345678901234567890123456789")
+        .await;
+    assert!(
+        matches!(missing, Err(GitError::Failed { .. })),
+        "{missing:?}"
+    );
     write(dir.path(), "a.txt", "a");
     let commit = repo.snapshot("one").await.unwrap();
     repo.verify(&commit).await.unwrap();
