@@ -16,6 +16,7 @@ mod rewind;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use apply::{Applied, ApplyError, apply};
 pub use fork::fork;
 pub use rewind::{Restored, redo, restore};
 

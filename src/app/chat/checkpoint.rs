@@ -128,12 +128,14 @@ mod tests {
 
     #[test]
     fn an_answer_followed_only_by_undone_messages_offers_redo() {
-        let mut state = SessionState::default();
-        state.messages = vec![
-            message("m2", MessageStatus::Complete),
-            message("m4", undone()),
-            message("m6", MessageStatus::Streaming),
-        ];
+        let mut state = SessionState {
+            messages: vec![
+                message("m2", MessageStatus::Complete),
+                message("m4", undone()),
+                message("m6", MessageStatus::Streaming),
+            ],
+            ..SessionState::default()
+        };
         assert_eq!(offer(&state, "m2"), Offer::Restore);
         assert_eq!(offer(&state, "m4"), Offer::Nothing);
         assert_eq!(offer(&state, "m6"), Offer::Nothing);

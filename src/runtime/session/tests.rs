@@ -328,3 +328,26 @@ fn an_automatic_message_keeps_its_attempt_through_json() {
     };
     assert_eq!(message.automatic, None);
 }
+
+#[test]
+fn an_undone_message_keeps_what_it_was_through_the_reducer_and_json() {
+    let mut state = SessionState::default();
+    state.apply(&user("m1", "hi"));
+    let undone = MessageStatus::Undone {
+        was: Box::new(MessageStatus::Complete),
+    };
+    let event = SessionEvent::MessageStatusChanged {
+        message_id: "m1".into(),
+        status: undone.clone(),
+    };
+    let json = serde_json::to_value(&event).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({"type": "message_status_changed", "message_id": "m1",
+            "status": {"state": "undone", "was": {"state": "complete"}}})
+    );
+    let back: SessionEvent = serde_json::from_value(json).unwrap();
+    assert_eq!(state.apply(&back), Touched::Message("m1".into()));
+    assert_eq!(state.messages[0].status, undone);
+    assert!(undone.is_final());
+}

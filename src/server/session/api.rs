@@ -218,6 +218,7 @@ pub async fn retry(project: &str, message_id: &str) -> Result<(), ApiError> {
     if handle.conversation().streaming.is_some() {
         return Err(ApiError::Busy);
     }
+    crate::server::checkpoint::before_message(&handle).await;
     drop_unfinished(&handle);
     let mut history = handle.conversation().history.clone();
     history.push(ChatMessage::user(asked.clone()));

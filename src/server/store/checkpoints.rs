@@ -174,3 +174,96 @@ impl Store {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::session::{MessageStatus, Role};
+    use crate::server::store::{MessageRow, ProjectRow};
+
+    async fn store_with(dir: &std::path::Path, id: &str) -> Store {
+        let store = Store::new(dir);
+        store
+            .ensure_project(&ProjectRow {
+                id: id.into(),
+                name: id.into(),
+                created_at: 1,
+                updated_at: 1,
+                runtime: "sandbox".into(),
+            })
+            .await
+            .unwrap();
+        store
+    }
+
+    #[tokio::test]
+    async fn checkpoints_are_numbered_found_by_message_and_keep_what_they_undid() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_with(dir.path(), "p1").await;
+        let kinds = [
+            (CheckpointKind::Answer, "m2", "a"),
+            (CheckpointKind::Answer, "m4", "b"),
+            (CheckpointKind::Answer, "m2", "c"),
+        ];
+        for (kind, message, commit) in kinds {
+            store
+                .add_checkpoint("p1", kind, Some(message), commit, &[])
+                .await
+                .unwrap();
+        }
+        let undone = vec!["m3".to_owned(), "m4".to_owned()];
+        let restore = store
+            .add_checkpoint(
+                "p1",
+                CheckpointKind::BeforeRestore,
+                Some("m2"),
+                "d",
+                &undone,
+            )
+            .await
+            .unwrap();
+        assert_eq!(restore.seq, 4);
+        let found = store
+            .checkpoint_for("p1", CheckpointKind::Answer, "m2")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.commit_id, "c");
+        let back = store
+            .checkpoint_for("p1", CheckpointKind::BeforeRestore, "m2")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.undone, undone);
+        assert!(
+            store
+                .checkpoint_for("p1", CheckpointKind::Answer, "m9")
+                .await
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[tokio::test]
+    async fn an_undone_message_is_stored_with_the_status_it_had() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_with(dir.path(), "p1").await;
+        let status = MessageStatus::Undone {
+            was: Box::new(MessageStatus::Interrupted {
+                reason: "cut".into(),
+            }),
+        };
+        let row = MessageRow {
+            id: "m2".into(),
+            role: Role::Assistant,
+            text: "Hello".into(),
+            asked: Some("hi".into()),
+            model: None,
+            usage: None,
+            finish_reason: None,
+            status: status.clone(),
+        };
+        store.save_message("p1", &row).await.unwrap();
+        assert_eq!(store.messages("p1").await.unwrap(), [row]);
+    }
+}
