@@ -4,13 +4,14 @@
 //! calls the same session code as the UI's server functions. Errors are
 //! JSON with a stable `code`.
 
+mod approvals;
 mod error;
 mod files;
 mod messages;
 mod projects;
 
 use axum::Router;
-use axum::routing::{any, get};
+use axum::routing::{any, get, post};
 
 pub use error::V1Error;
 
@@ -30,6 +31,10 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/api/v1/projects/{id}/files/{*path}",
             get(files::read).put(files::write).delete(files::delete),
+        )
+        .route(
+            "/api/v1/projects/{id}/approvals/{step_id}",
+            post(approvals::decide),
         )
         .route("/api/v1", any(error::no_route))
         .route("/api/v1/{*rest}", any(error::no_route))

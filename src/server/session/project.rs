@@ -61,6 +61,8 @@ pub struct ProjectHandle {
     pub runner: Runner,
     /// Files the latest answer wrote: what they held before it.
     pub answer_before: Baselines,
+    /// Agent steps waiting for the person, and the agent's servers.
+    pub agent: super::agent::AgentSlot,
     conversation: Mutex<Conversation>,
 }
 
@@ -93,6 +95,7 @@ impl ProjectHandle {
             runtime,
             runner,
             answer_before,
+            agent: super::agent::AgentSlot::default(),
             conversation: Mutex::new(Conversation::default()),
         })
     }
