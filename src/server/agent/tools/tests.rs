@@ -429,7 +429,8 @@ async fn glob_matches_paths_relative_to_the_folder_case_insensitively_by_default
     let out = call(&fake, "glob", json!({ "pattern": "*.jsx", "path": "src" })).await;
     assert_eq!(
         out.text,
-        "Found 2 file(s) matching \"*.jsx\" in src:\nsrc/App.jsx\nsrc/main.jsx\n"
+        "Found 2 file(s) matching \"*.jsx\" in src:\nsrc/main.jsx\nsrc/App.jsx\n",
+        "newest first"
     );
 }
 
@@ -670,5 +671,17 @@ async fn read_build_result_reports_the_latest_failures() {
     assert_eq!(
         out.text,
         "1 failure(s):\n- npm install exited with code 1\n"
+    );
+}
+
+#[tokio::test]
+async fn glob_answers_the_newest_file_first() {
+    let fake = FakeRuntime::with_files([("b.txt", "1"), ("a.txt", "2"), ("c.txt", "3")]);
+    // Written again, so newest of all.
+    fake.put("b.txt", b"4");
+    let out = call(&fake, "glob", json!({ "pattern": "*.txt" })).await;
+    assert_eq!(
+        out.text,
+        "Found 3 file(s) matching \"*.txt\" in .:\nb.txt\nc.txt\na.txt\n"
     );
 }
