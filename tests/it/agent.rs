@@ -126,9 +126,10 @@ async fn a_real_model_round_trips_a_tool_call() {
         );
         return;
     };
-    let key = std::env::var("RIVET_REAL_LLM_KEY")
-        .ok()
-        .map(|key| rivet::server::llm::secret::Secret::new(&key).expect("RIVET_REAL_LLM_KEY is not a usable key"));
+    let key = std::env::var("RIVET_REAL_LLM_KEY").ok().map(|key| {
+        rivet::server::llm::secret::Secret::new(&key)
+            .expect("RIVET_REAL_LLM_KEY is not a usable key")
+    });
     let runtime = Arc::new(rivet::runtime::host::fake::FakeRuntime::with_files([(
         "notes.txt",
         "The secret word is marmalade.\n",

@@ -4,7 +4,7 @@
 
 use leptos::prelude::*;
 
-use crate::app::api::{decide_step, Decision};
+use crate::app::api::{Decision, decide_step};
 use crate::app::ide::CurrentProject;
 use crate::runtime::session::{AgentStep, StepStatus};
 
@@ -12,13 +12,13 @@ use crate::runtime::session::{AgentStep, StepStatus};
 pub fn StepCard(step: AgentStep) -> impl IntoView {
     let status = step.status;
     let waiting = status == StepStatus::Waiting;
-    let state = format!("{status:?}").to_lowercase();
+    let state = status.name();
     let result = step.result.clone().filter(|r| !r.is_empty());
     view! {
         <div
             class=format!("agent-step agent-step-{state}")
             data-testid="agent-step"
-            data-status=state.clone()
+            data-status=state
             data-tool=step.tool.clone()
             data-step-id=step.id.clone()
         >

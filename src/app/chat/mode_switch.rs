@@ -4,7 +4,7 @@
 
 use leptos::prelude::*;
 
-use crate::app::api::{set_conversation_mode, Mode};
+use crate::app::api::{Mode, set_conversation_mode};
 use crate::app::ide::CurrentProject;
 use crate::app::session::SessionStore;
 

@@ -42,6 +42,19 @@ pub enum StepStatus {
 }
 
 impl StepStatus {
+    /// The wire name (`not_run`), for attributes.
+    pub fn name(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "pending",
+            StepStatus::Waiting => "waiting",
+            StepStatus::Running => "running",
+            StepStatus::Done => "done",
+            StepStatus::Failed => "failed",
+            StepStatus::Denied => "denied",
+            StepStatus::NotRun => "not_run",
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             StepStatus::Pending => "pending",

@@ -343,13 +343,11 @@ impl SessionState {
                 run.steps_used = *steps_used;
                 run.usage = *usage;
             }),
-            SessionEvent::AgentEnded { message_id, end } => {
-                self.update_message(message_id, |m| {
-                    let run = m.agent.get_or_insert_with(AgentRun::default);
-                    run.end = Some(end.clone());
-                    run.close_open_steps();
-                })
-            }
+            SessionEvent::AgentEnded { message_id, end } => self.update_message(message_id, |m| {
+                let run = m.agent.get_or_insert_with(AgentRun::default);
+                run.end = Some(end.clone());
+                run.close_open_steps();
+            }),
         }
     }
 

@@ -30,8 +30,8 @@ use crate::server::agent::build::last_action_failures;
 use crate::server::agent::run::{Agent, AgentEnd, AgentSettings, LlmModel, Model, ModelStep};
 use crate::server::agent::tools::ToolContext;
 use crate::server::config::AgentConfig;
-use crate::server::llm::client::ChatMessage;
 use crate::server::llm::LlmService;
+use crate::server::llm::client::ChatMessage;
 use crate::server::llm::prompt::RuntimeDescription;
 
 /// What the model is told in agent mode.
@@ -139,7 +139,9 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
         AgentEnd::Done => MessageStatus::Complete,
         AgentEnd::Stopped => MessageStatus::Stopped,
         AgentEnd::StepLimit { .. } | AgentEnd::Stuck { .. } => {
-            project.runner.alert(outcome.end.to_string(), text_tail(&text), None);
+            project
+                .runner
+                .alert(outcome.end.to_string(), text_tail(&text), None);
             MessageStatus::Complete
         }
         AgentEnd::Failed { error } => MessageStatus::Failed {
@@ -147,7 +149,11 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
         },
     };
     let mut history = answer.history;
-    let said = if text.trim().is_empty() { outcome.end.to_string() } else { text.clone() };
+    let said = if text.trim().is_empty() {
+        outcome.end.to_string()
+    } else {
+        text.clone()
+    };
     history.push(ChatMessage::assistant(said));
     project.conversation().history = history;
     saved.usage(to_usage(outcome.usage));

@@ -201,7 +201,9 @@ impl Feed {
         while !done(&self.state) {
             let envelope = tokio::time::timeout_at(deadline, self.rx.recv())
                 .await
-                .unwrap_or_else(|_| panic!("timed out waiting for {what}: {:#?}", self.state.messages))
+                .unwrap_or_else(|_| {
+                    panic!("timed out waiting for {what}: {:#?}", self.state.messages)
+                })
                 .expect("the feed ended");
             self.state.apply(&envelope.event);
         }
@@ -244,7 +246,10 @@ fn waiting_step(state: &SessionState) -> Option<AgentStep> {
 
 fn steps(message: &Message) -> Vec<(String, StepStatus)> {
     let run = message.agent.as_ref().expect("an agent run");
-    run.steps.iter().map(|s| (s.tool.clone(), s.status)).collect()
+    run.steps
+        .iter()
+        .map(|s| (s.tool.clone(), s.status))
+        .collect()
 }
 
 async fn setup() -> (tempfile::TempDir, Mock, Ide) {
@@ -263,43 +268,75 @@ async fn the_agent_builds_the_todo_app_with_each_step_approved_through_the_http_
     ide.send(&project, "build a todo app").await;
 
     let mut previews = Vec::new();
-    for expected in ["write_file", "write_file", "run_shell_command", "run_shell_command"] {
+    for expected in [
+        "write_file",
+        "write_file",
+        "run_shell_command",
+        "run_shell_command",
+    ] {
         let step = feed.waiting().await;
         assert_eq!(step.tool, expected);
         previews.push(step.preview.clone().unwrap_or_default());
         let (status, body) = ide.decide(&project, &step.id, "approve").await;
         assert_eq!(status, 204, "{body}");
         feed.until("the step to leave waiting", |s| {
-            s.agent_step(&step.id).is_some_and(|(_, st)| st.status != StepStatus::Waiting)
+            s.agent_step(&step.id)
+                .is_some_and(|(_, st)| st.status != StepStatus::Waiting)
         })
         .await;
     }
     let message = feed.finished().await;
     let log = mock.log().await;
     assert_eq!(message.status, MessageStatus::Complete, "{log:#?}");
-    assert!(steps(&message).iter().all(|(_, s)| *s == StepStatus::Done), "{:?}", steps(&message));
+    assert!(
+        steps(&message).iter().all(|(_, s)| *s == StepStatus::Done),
+        "{:?}",
+        steps(&message)
+    );
     let run = message.agent.clone().unwrap();
     assert_eq!(run.end.as_deref(), Some("Done."));
     assert_eq!(run.steps_used, 4);
     assert!(run.usage.total_tokens > 0);
     assert!(message.text().contains("The todo app runs on port 4321."));
-    assert!(previews[0].contains("+<h1>Todos</h1>"), "the diff: {}", previews[0]);
+    assert!(
+        previews[0].contains("+<h1>Todos</h1>"),
+        "the diff: {}",
+        previews[0]
+    );
     assert_eq!(previews[2], "$ node --check server.js && cat index.html");
 
-    assert_eq!(ide.file(&project, "index.html").await, (200, "<h1>Todos</h1>\n".to_owned()));
-    assert!(feed.state.files.contains("server.js"), "the tree shows the file");
+    assert_eq!(
+        ide.file(&project, "index.html").await,
+        (200, "<h1>Todos</h1>\n".to_owned())
+    );
+    assert!(
+        feed.state.files.contains("server.js"),
+        "the tree shows the file"
+    );
     assert!(feed.state.changed_by_last_answer.contains("index.html"));
-    assert!(feed.state.terminal.contains("$ node --check server.js"), "{}", feed.state.terminal);
+    assert!(
+        feed.state.terminal.contains("$ node --check server.js"),
+        "{}",
+        feed.state.terminal
+    );
     assert!(feed.state.terminal.contains("<h1>Todos</h1>"));
-    feed.until("the preview of port 4321", |s| s.previews.iter().any(|p| p.port == 4321))
-        .await;
+    feed.until("the preview of port 4321", |s| {
+        s.previews.iter().any(|p| p.port == 4321)
+    })
+    .await;
 
     // A step that ran cannot be decided again; an unknown one is not found.
     let done = &run.steps[0].id;
     let (status, body) = ide.decide(&project, done, "approve").await;
-    assert_eq!((status, body["code"].as_str()), (409, Some("step_not_waiting")));
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (409, Some("step_not_waiting"))
+    );
     let (status, body) = ide.decide(&project, "m9-1-1", "deny").await;
-    assert_eq!((status, body["code"].as_str()), (404, Some("step_not_found")));
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (404, Some("step_not_found"))
+    );
     let (status, body) = ide.decide(&project, done, "maybe").await;
     assert_eq!((status, body["code"].as_str()), (400, Some("invalid_json")));
     ide.stop().await;
@@ -320,7 +357,13 @@ async fn a_denied_write_file_leaves_the_file_untouched_and_the_next_step_sees_th
     let mut feed = ide.feed(&project).await;
     ide.send(&project, "overwrite notes").await;
     let step = feed.waiting().await;
-    assert!(step.preview.as_deref().unwrap_or_default().contains("-keep me\n+overwritten"), "{step:?}");
+    assert!(
+        step.preview
+            .as_deref()
+            .unwrap_or_default()
+            .contains("-keep me\n+overwritten"),
+        "{step:?}"
+    );
     assert_eq!(ide.decide(&project, &step.id, "deny").await.0, 204);
     let message = feed.finished().await;
 
@@ -328,9 +371,15 @@ async fn a_denied_write_file_leaves_the_file_untouched_and_the_next_step_sees_th
     let log = mock.log().await;
     assert!(log.iter().all(|entry| entry["status"] == 200), "{log:#?}");
     assert_eq!(message.status, MessageStatus::Complete);
-    assert_eq!(steps(&message), [("write_file".to_owned(), StepStatus::Denied)]);
+    assert_eq!(
+        steps(&message),
+        [("write_file".to_owned(), StepStatus::Denied)]
+    );
     assert!(message.text().contains("notes.txt stays as it is"));
-    assert_eq!(ide.file(&project, "notes.txt").await, (200, "keep me\n".to_owned()));
+    assert_eq!(
+        ide.file(&project, "notes.txt").await,
+        (200, "keep me\n".to_owned())
+    );
     ide.stop().await;
 }
 
@@ -350,7 +399,10 @@ async fn a_pending_confirmation_is_shown_to_a_reopened_tab_which_can_answer_it_a
     assert_eq!(step, waiting);
     assert_eq!(ide.decide(&project, &step.id, "always").await.0, 204);
     let message = reopened.finished().await;
-    assert_eq!(steps(&message), [("write_file".to_owned(), StepStatus::Done)]);
+    assert_eq!(
+        steps(&message),
+        [("write_file".to_owned(), StepStatus::Done)]
+    );
     assert!(reopened.state.always_allowed.contains("write_file"));
     assert_eq!(ide.file(&project, "notes.txt").await.1, "overwritten\n");
 
@@ -358,7 +410,9 @@ async fn a_pending_confirmation_is_shown_to_a_reopened_tab_which_can_answer_it_a
     let data = ide.stop().await;
     let ide = Ide::start(&mock, data).await;
     let mut after = ide.feed(&project).await;
-    after.until("the restored conversation", |s| !s.messages.is_empty()).await;
+    after
+        .until("the restored conversation", |s| !s.messages.is_empty())
+        .await;
     let restored = answer(&after.state).unwrap();
     assert_eq!(restored.agent, message.agent);
     assert!(after.state.always_allowed.contains("write_file"));
@@ -370,7 +424,10 @@ async fn a_pending_confirmation_is_shown_to_a_reopened_tab_which_can_answer_it_a
         .await;
     let message = after.finished().await;
     assert_eq!(message.status, MessageStatus::Complete);
-    assert_eq!(steps(&message), [("write_file".to_owned(), StepStatus::Done)]);
+    assert_eq!(
+        steps(&message),
+        [("write_file".to_owned(), StepStatus::Done)]
+    );
     assert_eq!(ide.file(&project, "notes.txt").await.1, "again\n");
     ide.stop().await;
 }
@@ -385,12 +442,17 @@ async fn a_model_that_refuses_tools_gets_the_message_in_build_mode_with_a_notice
     ide.send(&project, "greet me").await;
     let message = feed.finished().await;
     assert_eq!(message.status, MessageStatus::Complete);
-    assert!(message.text().contains("Hello from Build mode."), "{message:#?}");
+    assert!(
+        message.text().contains("Hello from Build mode."),
+        "{message:#?}"
+    );
     let end = message.agent.and_then(|run| run.end).unwrap_or_default();
     assert!(end.contains("does not support tools"), "{end}");
     assert!(end.contains("Build mode"), "{end}");
     assert_eq!(feed.state.mode, Some(Mode::Build));
-    let (status, body) = ide.call("conversation_mode", &[("project", &project)]).await;
+    let (status, body) = ide
+        .call("conversation_mode", &[("project", &project)])
+        .await;
     assert_eq!((status, body.as_str()), (200, "\"build\""));
     ide.stop().await;
 }
@@ -406,12 +468,18 @@ async fn stop_during_a_pending_confirmation_ends_the_run_without_running_the_ste
     assert_eq!(status, 200, "{body}");
     let message = feed.finished().await;
     assert_eq!(message.status, MessageStatus::Stopped);
-    assert_eq!(steps(&message), [("write_file".to_owned(), StepStatus::NotRun)]);
+    assert_eq!(
+        steps(&message),
+        [("write_file".to_owned(), StepStatus::NotRun)]
+    );
     let end = message.agent.and_then(|run| run.end);
     assert_eq!(end.as_deref(), Some("Stopped by the user."));
     assert_eq!(ide.file(&project, "notes.txt").await.0, 404);
     let (status, body) = ide.decide(&project, &step.id, "approve").await;
-    assert_eq!((status, body["code"].as_str()), (409, Some("step_not_waiting")));
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (409, Some("step_not_waiting"))
+    );
     ide.stop().await;
 }
 
@@ -419,16 +487,26 @@ async fn stop_during_a_pending_confirmation_ends_the_run_without_running_the_ste
 async fn the_mode_is_switched_per_conversation_and_an_unknown_mode_is_refused() {
     let (_scripts, _mock, ide) = setup().await;
     let project = ide.new_project().await;
-    let (_, body) = ide.call("conversation_mode", &[("project", &project)]).await;
+    let (_, body) = ide
+        .call("conversation_mode", &[("project", &project)])
+        .await;
     assert_eq!(body, "\"agent\"", "the configured default");
     let (status, _) = ide
-        .call("set_conversation_mode", &[("project", &project), ("mode", "build")])
+        .call(
+            "set_conversation_mode",
+            &[("project", &project), ("mode", "build")],
+        )
         .await;
     assert_eq!(status, 200);
-    let (_, body) = ide.call("conversation_mode", &[("project", &project)]).await;
+    let (_, body) = ide
+        .call("conversation_mode", &[("project", &project)])
+        .await;
     assert_eq!(body, "\"build\"");
     let (status, _) = ide
-        .call("set_conversation_mode", &[("project", &project), ("mode", "chat")])
+        .call(
+            "set_conversation_mode",
+            &[("project", &project), ("mode", "chat")],
+        )
         .await;
     assert!(status >= 400, "an unknown mode: {status}");
     // In Build mode the answer is a bolt answer, without steps.

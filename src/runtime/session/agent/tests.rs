@@ -136,5 +136,8 @@ fn decisions_and_modes_have_their_wire_names() {
     let json = |v: serde_json::Result<String>| v.unwrap();
     assert_eq!(json(serde_json::to_string(&Decision::Always)), "\"always\"");
     assert_eq!(json(serde_json::to_string(&Mode::Agent)), "\"agent\"");
-    assert_eq!(json(serde_json::to_string(&StepStatus::NotRun)), "\"not_run\"");
+    assert_eq!(
+        json(serde_json::to_string(&StepStatus::NotRun)),
+        "\"not_run\""
+    );
 }

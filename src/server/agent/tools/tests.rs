@@ -428,8 +428,7 @@ async fn glob_matches_paths_relative_to_the_folder_case_insensitively_by_default
     assert!(out.text.starts_with("No files match"), "{}", out.text);
     let out = call(&fake, "glob", json!({ "pattern": "*.jsx", "path": "src" })).await;
     assert_eq!(
-        out.text,
-        "Found 2 file(s) matching \"*.jsx\" in src:\nsrc/main.jsx\nsrc/App.jsx\n",
+        out.text, "Found 2 file(s) matching \"*.jsx\" in src:\nsrc/main.jsx\nsrc/App.jsx\n",
         "newest first"
     );
 }

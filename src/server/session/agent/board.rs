@@ -56,7 +56,11 @@ impl Board {
     fn update(&self, call_id: &str, change: impl FnOnce(&mut AgentStep)) -> Option<AgentStep> {
         let step = {
             let mut inner = self.inner();
-            let (_, step) = inner.cards.iter_mut().rev().find(|(c, _)| c.id == call_id)?;
+            let (_, step) = inner
+                .cards
+                .iter_mut()
+                .rev()
+                .find(|(c, _)| c.id == call_id)?;
             change(step);
             step.clone()
         };

@@ -24,7 +24,10 @@ fn a_refusal_that_names_tools_means_the_model_takes_none() {
         400,
         "registry.ollama.ai/library/llama2 does not support tools"
     )));
-    assert!(tools_refused(&rejected(400, "'tool_choice' is not supported")));
+    assert!(tools_refused(&rejected(
+        400,
+        "'tool_choice' is not supported"
+    )));
     assert!(!tools_refused(&rejected(400, "context length exceeded")));
     assert!(!tools_refused(&LlmError::RateLimited {
         provider: "custom".into(),
@@ -34,13 +37,22 @@ fn a_refusal_that_names_tools_means_the_model_takes_none() {
 
 #[test]
 fn a_summary_names_the_file_pattern_or_command() {
-    let write = call("write_file", serde_json::json!({"file_path": "/home/project/src/a.js", "content": "x"}));
+    let write = call(
+        "write_file",
+        serde_json::json!({"file_path": "/home/project/src/a.js", "content": "x"}),
+    );
     assert_eq!(summary(&write), "/home/project/src/a.js");
     assert_eq!(written_file(&write).as_deref(), Some("src/a.js"));
-    let shell = call("run_shell_command", serde_json::json!({"command": "npm install\nnpm test"}));
+    let shell = call(
+        "run_shell_command",
+        serde_json::json!({"command": "npm install\nnpm test"}),
+    );
     assert_eq!(summary(&shell), "npm install");
     assert_eq!(written_file(&shell), None);
-    assert_eq!(summary(&call("read_build_result", serde_json::json!({}))), "");
+    assert_eq!(
+        summary(&call("read_build_result", serde_json::json!({}))),
+        ""
+    );
 }
 
 #[test]
@@ -52,7 +64,10 @@ fn a_summary_of_unreadable_arguments_is_empty_and_a_path_out_is_no_written_file(
     };
     assert_eq!(summary(&broken), "");
     assert_eq!(written_file(&broken), None);
-    let escape = call("write_file", serde_json::json!({"file_path": "../x", "content": ""}));
+    let escape = call(
+        "write_file",
+        serde_json::json!({"file_path": "../x", "content": ""}),
+    );
     assert_eq!(written_file(&escape), None);
 }
 
@@ -65,7 +80,10 @@ fn long_text_is_capped_at_a_character_boundary() {
 #[test]
 fn a_new_file_diffs_against_nothing() {
     let text = diff("index.html", "", "<h1>Todos</h1>\n");
-    assert!(text.starts_with("--- a/index.html\n+++ b/index.html\n"), "{text}");
+    assert!(
+        text.starts_with("--- a/index.html\n+++ b/index.html\n"),
+        "{text}"
+    );
     assert!(text.contains("+<h1>Todos</h1>"), "{text}");
     let change = diff("a.txt", "one\ntwo\n", "one\nthree\n");
     assert!(change.contains("-two\n+three\n"), "{change}");
