@@ -80,8 +80,14 @@ struct Ide {
 
 impl Ide {
     async fn start(mock: &Mock, data: tempfile::TempDir) -> Ide {
+        Ide::start_with(mock, data, &[]).await
+    }
+
+    /// Like [`Ide::start`], with more configuration variables.
+    async fn start_with(mock: &Mock, data: tempfile::TempDir, env: &[(&str, &str)]) -> Ide {
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
         support::serve_in(&mut command, data.path());
+        command.envs(env.iter().copied());
         command
             .env("RIVET_LLM_PROVIDER", "custom")
             .env("RIVET_LLM_BASE_URL", mock.base_url())
@@ -515,5 +521,43 @@ async fn the_mode_is_switched_per_conversation_and_an_unknown_mode_is_refused() 
     let message = feed.finished().await;
     assert!(message.agent.is_none());
     assert!(message.text().contains("Hello from Build mode."));
+    ide.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_auto_approve_no_step_waits_and_approvals_of_an_unknown_project_are_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    scripts(dir.path());
+    let mock = Mock::start_with(dir.path(), &[]);
+    let env = [("RIVET_AGENT_AUTO_APPROVE", "true")];
+    let ide = Ide::start_with(&mock, tempfile::tempdir().unwrap(), &env).await;
+    let project = ide.new_project().await;
+    let mut feed = ide.feed(&project).await;
+    ide.send(&project, "write the notes again").await;
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    let mut waited = false;
+    while !answer(&feed.state).is_some_and(|m| m.status.is_final()) {
+        let envelope = tokio::time::timeout_at(deadline, feed.rx.recv())
+            .await
+            .expect("the run ends")
+            .expect("the feed ended");
+        feed.state.apply(&envelope.event);
+        waited |= waiting_step(&feed.state).is_some();
+    }
+    assert!(!waited, "a step waited despite agent.auto_approve");
+    let message = answer(&feed.state).unwrap();
+    assert_eq!(
+        steps(&message),
+        [("write_file".to_owned(), StepStatus::Done)]
+    );
+    assert_eq!(
+        ide.file(&project, "notes.txt").await,
+        (200, "again\n".to_owned())
+    );
+    let (status, body) = ide.decide("nosuchproject", "m2-1-1", "approve").await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (404, Some("project_not_found"))
+    );
     ide.stop().await;
 }
