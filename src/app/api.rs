@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos::server_fn::codec::{ByteStream, Streaming};
 
-pub use crate::runtime::session::FileChange;
+pub use crate::runtime::session::{Decision, FileChange, Mode};
 
 /// The project's events as newline-delimited JSON envelopes: a snapshot
 /// first, then every event, for as long as the response is read.
@@ -129,5 +129,33 @@ pub async fn fork_from_message(
     crate::server::checkpoint::fork_here(&project, &message_id)
         .await
         .map(|row| row.id)
+        .map_err(ServerFnError::new)
+}
+
+/// The conversation's mode: the one chosen, else `[agent] default_mode`.
+#[server(endpoint = "conversation_mode")]
+pub async fn conversation_mode(project: String) -> Result<Mode, ServerFnError> {
+    crate::server::session::api::mode(&project)
+        .await
+        .map_err(ServerFnError::new)
+}
+
+/// Switches the conversation between Build and Agent mode.
+#[server(endpoint = "set_conversation_mode")]
+pub async fn set_conversation_mode(project: String, mode: Mode) -> Result<(), ServerFnError> {
+    crate::server::session::api::set_mode(&project, mode)
+        .await
+        .map_err(ServerFnError::new)
+}
+
+/// Approves or denies an agent step that waits for the person.
+#[server(endpoint = "decide_step")]
+pub async fn decide_step(
+    project: String,
+    step_id: String,
+    decision: Decision,
+) -> Result<(), ServerFnError> {
+    crate::server::session::api::decide_step(&project, &step_id, decision)
+        .await
         .map_err(ServerFnError::new)
 }

@@ -1,12 +1,15 @@
 //! The chat pane: the conversation, the alerts of the current run, and the
 //! message composer.
 
+mod agent_run;
+mod agent_step;
 mod alerts;
 mod answer_text;
 mod artifact;
 mod checkpoint;
 mod composer;
 mod message;
+mod mode_switch;
 
 use leptos::prelude::*;
 

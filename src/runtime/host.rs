@@ -181,6 +181,10 @@ pub struct DirEntry {
     pub path: String,
     pub kind: EntryKind,
     pub size: u64,
+    /// Last modification, in milliseconds since the Unix epoch, when the
+    /// runtime knows it.
+    #[serde(default)]
+    pub modified: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]

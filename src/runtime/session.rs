@@ -6,10 +6,12 @@
 //! into the state, on the server (so a tab that opens later starts from a
 //! snapshot) and in the browser (which renders it): one reducer, two places.
 
+mod agent;
 mod event;
 mod lines;
 mod state;
 
+pub use agent::{AgentRun, AgentStep, Decision, Mode, StepStatus};
 pub use event::{
     ActionRef, ActionStatus, Alert, Envelope, FileChange, FixAttempt, MessageStatus, Preview,
     SessionEvent, Usage,

@@ -5,6 +5,7 @@
 //! JSON with a stable `code`.
 
 mod checkpoints;
+mod approvals;
 mod error;
 mod files;
 mod messages;
@@ -36,6 +37,10 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/projects/{id}/restore", post(checkpoints::restore))
         .route("/api/v1/projects/{id}/redo", post(checkpoints::redo))
         .route("/api/v1/projects/{id}/fork", post(checkpoints::fork))
+        .route(
+            "/api/v1/projects/{id}/approvals/{step_id}",
+            post(approvals::decide),
+        )
         .route("/api/v1", any(error::no_route))
         .route("/api/v1/{*rest}", any(error::no_route))
 }

@@ -89,13 +89,9 @@ pub struct AgentConfig {
 }
 
 /// How the model works on the project: one answer with bolt actions, or a
-/// loop of tool calls.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum ConversationMode {
-    Build,
-    Agent,
-}
+/// loop of tool calls (shared with the session, which remembers each
+/// conversation's choice).
+pub type ConversationMode = crate::runtime::session::Mode;
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -4,6 +4,7 @@
 //! actions running) belongs to the project, not to a tab, so it goes on when
 //! the tab closes and a reopened tab starts from a snapshot.
 
+pub mod agent;
 pub mod api;
 pub mod fix;
 mod hub;
@@ -131,6 +132,7 @@ impl OpenProjects {
                 cancel.cancel();
             }
             handle.runner.shutdown().await;
+            handle.agent.stop_servers().await;
             // What was published is on disk before the process ends.
             handle.session.flush().await;
         }

@@ -59,6 +59,7 @@ pub fn Composer() -> impl IntoView {
                 }
             ></textarea>
             <div class="composer-actions">
+                <super::mode_switch::ModeSwitch />
                 <span class="connection" class:offline=move || !store.connected.get()>
                     {move || if store.connected.get() { "" } else { "Connecting…" }}
                 </span>

@@ -3,6 +3,8 @@
 
 use leptos::prelude::*;
 
+use super::agent_run::AgentRunFooter;
+use super::agent_step::StepCard;
 use super::answer_text::AnswerText;
 use super::artifact::ArtifactCard;
 use super::checkpoint::CheckpointButtons;
@@ -76,10 +78,16 @@ fn AnswerBody(message: Message) -> impl IntoView {
                 view! { <ArtifactCard message_id=message_id.clone() artifact_id=id.to_string() /> }
                     .into_any()
             }
+            Part::Step { id } => {
+                let step = message.agent.as_ref().and_then(|run| run.step(id)).cloned();
+                step.map(|step| view! { <StepCard step /> }).into_any()
+            }
         })
         .collect_view();
+    let run = message.agent.clone();
     view! {
         {parts}
+        {run.map(|run| view! { <AgentRunFooter run /> })}
         <AnswerFooter message />
     }
 }

@@ -72,6 +72,16 @@ struct State {
     port_subscribers: Vec<mpsc::UnboundedSender<PortEvent>>,
     fs_subscribers: Vec<mpsc::UnboundedSender<FsEvent>>,
     next_pid: u32,
+    /// Each file's modification time: a counter that every write moves on.
+    modified: BTreeMap<String, u64>,
+    clock: u64,
+}
+
+impl State {
+    fn touch(&mut self, path: &str) {
+        self.clock += 1;
+        self.modified.insert(path.to_owned(), self.clock);
+    }
 }
 
 /// The in-memory runtime. Cheap to clone; clones share their state.
@@ -100,7 +110,9 @@ impl FakeRuntime {
 
     /// Adds or overwrites a file without any event (test setup).
     pub fn put(&self, path: &str, contents: &[u8]) {
-        self.lock().files.insert(path.to_owned(), contents.to_vec());
+        let mut state = self.lock();
+        state.files.insert(path.to_owned(), contents.to_vec());
+        state.touch(path);
     }
 
     /// Plants a symbolic link at `path` pointing at `target`.
@@ -227,6 +239,7 @@ impl State {
             path: path.to_owned(),
             kind,
             size,
+            modified: self.modified.get(path).copied(),
         })
     }
 
@@ -271,6 +284,7 @@ impl Runtime for FakeRuntime {
         state
             .files
             .insert(path.as_str().to_owned(), contents.to_vec());
+        state.touch(path.as_str());
         FakeRuntime::changed(&mut state, path.as_str(), false);
         Ok(())
     }

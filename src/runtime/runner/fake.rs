@@ -267,6 +267,7 @@ impl Runtime for FakeRuntime {
                     path: p.clone(),
                     kind: EntryKind::File,
                     size: content.len() as u64,
+                    modified: None,
                 })
             })
             .collect())

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::agent::{AgentStep, Mode};
 use super::state::{Message, SessionState};
 use crate::runtime::build_result::BuildResult;
 use crate::runtime::protocol::{self, Id};
@@ -183,6 +184,36 @@ pub enum SessionEvent {
     },
     PreviewClosed {
         port: u16,
+    },
+    /// The conversation's mode changed (the composer's switch, or a
+    /// fallback to Build when the model takes no tools).
+    ModeChanged {
+        mode: Mode,
+    },
+    /// A tool no longer waits for approval in this project.
+    AlwaysAllowed {
+        tool: String,
+    },
+    /// An assistant message is an agent run of at most `max_steps` requests.
+    AgentStarted {
+        message_id: String,
+        max_steps: u32,
+    },
+    /// A step card appears or changes (matched by its id).
+    AgentStep {
+        message_id: String,
+        step: AgentStep,
+    },
+    /// What the run has used so far.
+    AgentProgress {
+        message_id: String,
+        steps_used: u32,
+        usage: Usage,
+    },
+    /// The run ended, said in a sentence; steps that never ran say so.
+    AgentEnded {
+        message_id: String,
+        end: String,
     },
 }
 

@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+use super::agent::{AgentRun, AgentStep, Mode};
 use super::event::{
     ActionRef, ActionStatus, Alert, FixAttempt, MessageStatus, Preview, SessionEvent, Usage,
 };
@@ -32,6 +33,8 @@ pub enum Part {
     Text { text: String },
     /// An artifact, shown as a card listing its actions.
     Artifact { id: Id },
+    /// A step of an agent run (its card, from [`Message::agent`]).
+    Step { id: String },
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -46,6 +49,9 @@ pub struct Message {
     /// Set on a user message Rivet sent to have a failure fixed.
     #[serde(default)]
     pub automatic: Option<FixAttempt>,
+    /// Set on an answer made in agent mode.
+    #[serde(default)]
+    pub agent: Option<AgentRun>,
 }
 
 impl Message {
@@ -59,6 +65,7 @@ impl Message {
             notice: None,
             finish_reason: None,
             automatic: None,
+            agent: None,
         }
     }
 
@@ -72,6 +79,7 @@ impl Message {
             notice: None,
             finish_reason: None,
             automatic: None,
+            agent: None,
         }
     }
 
@@ -81,7 +89,7 @@ impl Message {
             .iter()
             .filter_map(|part| match part {
                 Part::Text { text } => Some(text.as_str()),
-                Part::Artifact { .. } => None,
+                Part::Artifact { .. } | Part::Step { .. } => None,
             })
             .collect()
     }
@@ -123,6 +131,13 @@ pub struct SessionState {
     /// The run's failures, oldest first.
     #[serde(default)]
     pub build_results: Vec<BuildResult>,
+    /// The conversation's mode; `None` until chosen (the configured
+    /// default applies).
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    /// Tools that run without asking in this project.
+    #[serde(default)]
+    pub always_allowed: BTreeSet<String>,
 }
 
 /// What an event changed, so a renderer can update only that.
@@ -226,6 +241,9 @@ impl SessionState {
                 m.status = status.clone();
                 m.finish_reason.clone_from(finish_reason);
                 m.notice = None;
+                if let Some(run) = &mut m.agent {
+                    run.close_open_steps();
+                }
             }),
             SessionEvent::MessageStatusChanged { message_id, status } => {
                 self.update_message(message_id, |m| m.status = status.clone())
@@ -299,7 +317,49 @@ impl SessionState {
                 self.previews.retain(|p| p.port != *port);
                 Touched::Previews
             }
+            SessionEvent::ModeChanged { mode } => {
+                self.mode = Some(*mode);
+                Touched::Messages
+            }
+            SessionEvent::AlwaysAllowed { tool } => {
+                self.always_allowed.insert(tool.clone());
+                Touched::Messages
+            }
+            SessionEvent::AgentStarted {
+                message_id,
+                max_steps,
+            } => self.update_message(message_id, |m| {
+                m.agent = Some(AgentRun {
+                    max_steps: *max_steps,
+                    ..AgentRun::default()
+                });
+            }),
+            SessionEvent::AgentStep { message_id, step } => {
+                self.update_message(message_id, |m| upsert_step(m, step))
+            }
+            SessionEvent::AgentProgress {
+                message_id,
+                steps_used,
+                usage,
+            } => self.update_message(message_id, |m| {
+                let run = m.agent.get_or_insert_with(AgentRun::default);
+                run.steps_used = *steps_used;
+                run.usage = *usage;
+            }),
+            SessionEvent::AgentEnded { message_id, end } => self.update_message(message_id, |m| {
+                let run = m.agent.get_or_insert_with(AgentRun::default);
+                run.end = Some(end.clone());
+                run.close_open_steps();
+            }),
         }
+    }
+
+    /// An agent step anywhere in the conversation, with its message's id.
+    pub fn agent_step(&self, step_id: &str) -> Option<(&str, &AgentStep)> {
+        self.messages.iter().rev().find_map(|m| {
+            let step = m.agent.as_ref()?.step(step_id)?;
+            Some((m.id.as_str(), step))
+        })
     }
 
     fn update_message(&mut self, id: &str, change: impl FnOnce(&mut Message)) -> Touched {
@@ -399,6 +459,20 @@ impl SessionState {
                 change(entry);
             }
         })
+    }
+}
+
+/// Adds the step (and its place among the message's parts) or replaces it.
+fn upsert_step(message: &mut Message, step: &AgentStep) {
+    let run = message.agent.get_or_insert_with(AgentRun::default);
+    match run.steps.iter_mut().find(|s| s.id == step.id) {
+        Some(known) => *known = step.clone(),
+        None => {
+            run.steps.push(step.clone());
+            message.parts.push(Part::Step {
+                id: step.id.clone(),
+            });
+        }
     }
 }
 

@@ -57,6 +57,7 @@ fn prose_and_artifacts_keep_their_order() {
             .map(|p| match p {
                 Part::Text { .. } => "text",
                 Part::Artifact { .. } => "artifact",
+                Part::Step { .. } => "step",
             })
             .collect();
         assert_eq!(kinds, ["text", "artifact", "text"], "chunk {chunk}");

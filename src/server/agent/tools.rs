@@ -354,7 +354,7 @@ fn strip_root(raw: &str) -> &str {
 }
 
 /// A file path the model wrote, checked.
-fn file_path(raw: &str) -> Result<ProjectPath, ToolError> {
+pub fn file_path(raw: &str) -> Result<ProjectPath, ToolError> {
     ProjectPath::parse(strip_root(raw)).map_err(|source| ToolError::Path {
         path: raw.to_owned(),
         source,

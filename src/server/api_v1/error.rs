@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::runtime::host::RuntimeError;
 use crate::server::projects::ProjectError;
+use crate::server::session::agent::ApprovalError as AgentApprovalError;
 use crate::server::session::api::ApiError;
 use crate::server::store::StoreError;
 
@@ -48,6 +49,12 @@ impl From<ApiError> for V1Error {
             ApiError::NotRetryable(_) => (StatusCode::CONFLICT, "not_retryable"),
             ApiError::NotText(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "not_text"),
             ApiError::Preview(_) => (StatusCode::BAD_REQUEST, "preview"),
+            ApiError::Approval(AgentApprovalError::NotFound(_)) => {
+                (StatusCode::NOT_FOUND, "step_not_found")
+            }
+            ApiError::Approval(AgentApprovalError::NotWaiting { .. }) => {
+                (StatusCode::CONFLICT, "step_not_waiting")
+            }
         };
         V1Error::new(status, code, message)
     }

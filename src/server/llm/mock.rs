@@ -528,7 +528,10 @@ fn refusal(
             429 => "rate_limit_exceeded",
             _ => "scripted_fault",
         };
-        let message = format!("scripted fault: status {status}");
+        let message = fault
+            .message
+            .clone()
+            .unwrap_or_else(|| format!("scripted fault: status {status}"));
         return Some((
             status,
             error_response(status, &message, code, fault.retry_after),

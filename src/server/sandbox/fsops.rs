@@ -222,6 +222,11 @@ fn entry(root: &Path, full: &Path) -> Option<DirEntry> {
         } else {
             0
         },
+        modified: meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| u64::try_from(d.as_millis()).ok()),
     })
 }
 

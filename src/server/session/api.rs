@@ -7,13 +7,16 @@ use leptos::prelude::expect_context;
 use leptos::server_fn::codec::ByteStream;
 use tokio_util::sync::CancellationToken;
 
+use super::agent::{self, AgentContext};
 use super::fix::{self, FixContext};
 use super::project::ProjectHandle;
 use super::turn::{self, Answer};
 use crate::runtime::host::RuntimeError;
 use crate::runtime::project::{InvalidProjectId, ProjectId};
 use crate::runtime::runner::PreviewError;
-use crate::runtime::session::{FileChange, Message, MessageStatus, Role, SessionEvent};
+use crate::runtime::session::{
+    Decision, FileChange, Message, MessageStatus, Mode, Role, SessionEvent,
+};
 use crate::server::llm::client::ChatMessage;
 use crate::server::llm::prompt::RuntimeDescription;
 use crate::server::projects::ProjectError;
@@ -40,6 +43,8 @@ pub enum ApiError {
     NotText(String),
     #[error(transparent)]
     Preview(#[from] PreviewError),
+    #[error(transparent)]
+    Approval(#[from] agent::ApprovalError),
 }
 
 /// The project's handle. The request has passed `access::guard` (the
@@ -93,7 +98,21 @@ fn spawn_answer(
         description,
         config: state.config.fix.clone(),
     };
+    let agent_mode = agent::mode(&handle, &state.config.agent) == Mode::Agent;
+    let agent_config = state.config.agent.clone();
     tokio::spawn(async move {
+        // A continued answer (text so far) is always a Build answer.
+        if agent_mode && answer.text.is_empty() {
+            let cx = AgentContext {
+                project: Arc::clone(&handle),
+                llm,
+                description,
+                config: agent_config,
+            };
+            agent::run(cx, answer, cancel).await;
+            handle.conversation().streaming = None;
+            return;
+        }
         turn::run(Arc::clone(&handle), llm, description, answer, cancel).await;
         handle.conversation().streaming = None;
         crate::server::checkpoint::after_answer(&handle, &message_id);
@@ -323,4 +342,32 @@ pub async fn answer_diff(project: &str, path: &str) -> Result<Option<FileChange>
 pub async fn open_preview(project: &str, port: u16) -> Result<String, ApiError> {
     let (_, handle) = open(project).await?;
     Ok(handle.runner.open_preview(port)?)
+}
+
+/// The conversation's mode (the configured default until one is chosen).
+pub async fn mode(project: &str) -> Result<Mode, ApiError> {
+    let (state, handle) = open(project).await?;
+    Ok(agent::mode(&handle, &state.config.agent))
+}
+
+pub async fn set_mode(project: &str, mode: Mode) -> Result<(), ApiError> {
+    let (_, handle) = open(project).await?;
+    agent::set_mode(&handle, mode);
+    Ok(())
+}
+
+/// The person's decision on an agent step that waits for approval.
+pub async fn decide_step(project: &str, step_id: &str, decision: Decision) -> Result<(), ApiError> {
+    let state = expect_context::<AppState>();
+    decide_step_in(&state, project, step_id, decision).await
+}
+
+pub async fn decide_step_in(
+    state: &AppState,
+    project: &str,
+    step_id: &str,
+    decision: Decision,
+) -> Result<(), ApiError> {
+    let handle = open_in(state, project).await?;
+    Ok(agent::decide(&handle, step_id, decision)?)
 }

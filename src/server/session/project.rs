@@ -63,6 +63,8 @@ pub struct ProjectHandle {
     pub answer_before: Baselines,
     /// The project's checkpoints (unset in tests of the session alone).
     pub checkpoints: OnceLock<Arc<crate::server::checkpoint::Checkpoints>>,
+    /// Agent steps waiting for the person, and the agent's servers.
+    pub agent: super::agent::AgentSlot,
     conversation: Mutex<Conversation>,
 }
 
@@ -96,6 +98,7 @@ impl ProjectHandle {
             runner,
             answer_before,
             checkpoints: OnceLock::new(),
+            agent: super::agent::AgentSlot::default(),
             conversation: Mutex::new(Conversation::default()),
         })
     }

@@ -80,8 +80,8 @@ pub struct GlobArgs {
 }
 
 /// Paths match relative to the folder searched; `*` stays within one
-/// folder, `**` crosses them. The runtime reports no modification times, so
-/// matches come in path order.
+/// folder, `**` crosses them. Matches come newest first (files without a
+/// modification time last), then in path order.
 pub async fn glob(cx: &ToolContext, args: GlobArgs) -> Result<ToolOutput, ToolError> {
     if args.pattern.trim().is_empty() {
         return Err(ToolError::Arguments("pattern is empty".to_owned()));
@@ -93,11 +93,14 @@ pub async fn glob(cx: &ToolContext, args: GlobArgs) -> Result<ToolOutput, ToolEr
         .build()
         .map_err(|e| bad_pattern(&args.pattern, &e))?
         .compile_matcher();
-    let files = project_files(cx, &dir, args.respect_git_ignore.unwrap_or(true)).await?;
-    let found: Vec<&String> = files
-        .iter()
-        .filter(|path| matcher.is_match(relative(&dir, path)))
-        .collect();
+    let mut files = project_entries(cx, &dir, args.respect_git_ignore.unwrap_or(true)).await?;
+    files.retain(|entry| matcher.is_match(relative(&dir, &entry.path)));
+    files.sort_by(|a, b| {
+        b.modified
+            .cmp(&a.modified)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    let found: Vec<&String> = files.iter().map(|entry| &entry.path).collect();
     if found.is_empty() {
         return Ok(ToolOutput::ok(format!(
             "No files match {:?} in {}.",
@@ -141,6 +144,16 @@ pub async fn project_files(
     dir: &str,
     respect_git_ignore: bool,
 ) -> Result<Vec<String>, ToolError> {
+    let entries = project_entries(cx, dir, respect_git_ignore).await?;
+    Ok(entries.into_iter().map(|e| e.path).collect())
+}
+
+/// The files under `dir` with what the runtime says of them.
+async fn project_entries(
+    cx: &ToolContext,
+    dir: &str,
+    respect_git_ignore: bool,
+) -> Result<Vec<DirEntry>, ToolError> {
     let rules = match respect_git_ignore {
         true => gitignore(cx).await,
         false => None,
@@ -149,7 +162,6 @@ pub async fn project_files(
     Ok(entries
         .into_iter()
         .filter(|e| e.kind == EntryKind::File && !ignored(rules.as_ref(), &e.path, false))
-        .map(|e| e.path)
         .collect())
 }
 

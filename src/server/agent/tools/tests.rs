@@ -428,8 +428,8 @@ async fn glob_matches_paths_relative_to_the_folder_case_insensitively_by_default
     assert!(out.text.starts_with("No files match"), "{}", out.text);
     let out = call(&fake, "glob", json!({ "pattern": "*.jsx", "path": "src" })).await;
     assert_eq!(
-        out.text,
-        "Found 2 file(s) matching \"*.jsx\" in src:\nsrc/App.jsx\nsrc/main.jsx\n"
+        out.text, "Found 2 file(s) matching \"*.jsx\" in src:\nsrc/main.jsx\nsrc/App.jsx\n",
+        "newest first"
     );
 }
 
@@ -670,5 +670,17 @@ async fn read_build_result_reports_the_latest_failures() {
     assert_eq!(
         out.text,
         "1 failure(s):\n- npm install exited with code 1\n"
+    );
+}
+
+#[tokio::test]
+async fn glob_answers_the_newest_file_first() {
+    let fake = FakeRuntime::with_files([("b.txt", "1"), ("a.txt", "2"), ("c.txt", "3")]);
+    // Written again, so newest of all.
+    fake.put("b.txt", b"4");
+    let out = call(&fake, "glob", json!({ "pattern": "*.txt" })).await;
+    assert_eq!(
+        out.text,
+        "Found 3 file(s) matching \"*.txt\" in .:\nb.txt\nc.txt\na.txt\n"
     );
 }

@@ -14,6 +14,10 @@ pub struct Fault {
     /// Answer with this HTTP status and an OpenAI-style error body.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
+    /// With `status`: the error body's message (e.g. a provider's "does
+    /// not support tools").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
     /// With `status`: the `Retry-After` header, in seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<u64>,
@@ -59,6 +63,7 @@ impl Fault {
                 self.status = Some(status as u16);
             }
             "retry-after" => self.retry_after = Some(number()?),
+            "message" => self.message = Some(value.to_owned()),
             "delay-ms" => self.delay_ms = Some(number()?),
             "cut-after" => self.cut_after = Some(size()?),
             "malformed-after" => self.malformed_after = Some(size()?),
@@ -88,6 +93,7 @@ impl Fault {
     pub fn over(self, lower: &Fault) -> Fault {
         Fault {
             status: self.status.or(lower.status),
+            message: self.message.or_else(|| lower.message.clone()),
             retry_after: self.retry_after.or(lower.retry_after),
             delay_ms: self.delay_ms.or(lower.delay_ms),
             cut_after: self.cut_after.or(lower.cut_after),

@@ -1,0 +1,31 @@
+//! An agent run's footer: steps and tokens used (live), and how it ended.
+
+use leptos::prelude::*;
+
+use crate::runtime::session::AgentRun;
+
+#[component]
+pub fn AgentRunFooter(run: AgentRun) -> impl IntoView {
+    let usage = format!(
+        "Agent: step {} of {} · {} tokens ({} prompt, {} answer)",
+        run.steps_used,
+        run.max_steps,
+        run.usage.total_tokens,
+        run.usage.prompt_tokens,
+        run.usage.completion_tokens
+    );
+    let ended = run.end.clone().map(|end| {
+        let class = if end == "Done." {
+            "agent-end done"
+        } else {
+            "agent-end stopped"
+        };
+        view! { <p class=class data-testid="agent-end">{end}</p> }
+    });
+    view! {
+        <div class="agent-run">
+            <p class="agent-usage" data-testid="agent-usage">{usage}</p>
+            {ended}
+        </div>
+    }
+}

@@ -1,0 +1,137 @@
+//! Agent mode in the session: the conversation's mode, each tool call as a
+//! step card, what a run has used, how it ended, and the person's decisions
+//! on steps that wait for approval.
+
+use serde::{Deserialize, Serialize};
+
+use super::event::Usage;
+
+/// How the model works on the project: one answer with bolt actions
+/// (`build`), or a loop of tool calls (`agent`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    #[default]
+    Build,
+    Agent,
+}
+
+impl Mode {
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Build => "Build",
+            Mode::Agent => "Agent",
+        }
+    }
+}
+
+/// Where a step stands.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    /// Called by the model, not run yet.
+    Pending,
+    /// Waits for the person's approval.
+    Waiting,
+    Running,
+    Done,
+    Failed,
+    Denied,
+    /// The run ended before it ran.
+    NotRun,
+}
+
+impl StepStatus {
+    /// The wire name (`not_run`), for attributes.
+    pub fn name(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "pending",
+            StepStatus::Waiting => "waiting",
+            StepStatus::Running => "running",
+            StepStatus::Done => "done",
+            StepStatus::Failed => "failed",
+            StepStatus::Denied => "denied",
+            StepStatus::NotRun => "not_run",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "pending",
+            StepStatus::Waiting => "waiting for approval",
+            StepStatus::Running => "running",
+            StepStatus::Done => "done",
+            StepStatus::Failed => "failed",
+            StepStatus::Denied => "denied",
+            StepStatus::NotRun => "not run",
+        }
+    }
+
+    /// Not finished: it may still run.
+    pub fn is_open(self) -> bool {
+        matches!(
+            self,
+            StepStatus::Pending | StepStatus::Waiting | StepStatus::Running
+        )
+    }
+}
+
+/// One tool call of an agent run, as its card shows it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct AgentStep {
+    /// Unique in the session (the answer's id and the call's id); the
+    /// approval route names it.
+    pub id: String,
+    /// The model request (1-based) that made the call.
+    pub step: u32,
+    pub tool: String,
+    /// The arguments in a line ("src/App.jsx", "npm install").
+    pub summary: String,
+    pub status: StepStatus,
+    /// While it waits: the diff of a file change or the command.
+    #[serde(default)]
+    pub preview: Option<String>,
+    /// The tool's answer (what the model was given).
+    #[serde(default)]
+    pub result: Option<String>,
+}
+
+/// An answer made by the agent: its steps, what it used and how it ended.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct AgentRun {
+    pub steps: Vec<AgentStep>,
+    /// Model requests made so far.
+    pub steps_used: u32,
+    pub max_steps: u32,
+    pub usage: Usage,
+    /// How the run ended, in a sentence ("Done.", "Stopped by the user.").
+    pub end: Option<String>,
+}
+
+impl AgentRun {
+    pub fn step(&self, id: &str) -> Option<&AgentStep> {
+        self.steps.iter().find(|s| s.id == id)
+    }
+
+    /// Steps still pending, waiting or running become "not run".
+    pub fn close_open_steps(&mut self) {
+        for step in &mut self.steps {
+            if step.status.is_open() {
+                step.status = StepStatus::NotRun;
+            }
+        }
+    }
+}
+
+/// The person's answer to a step that waits for approval.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Approve,
+    Deny,
+    /// Approve, and approve this tool in this project from now on.
+    Always,
+}
+
+#[cfg(test)]
+mod tests;

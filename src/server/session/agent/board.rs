@@ -1,0 +1,208 @@
+//! The run's step cards: each event of the loop becomes session events
+//! (text, cards, files written, the terminal's lines), and the approver
+//! shows a waiting card and waits for the person's decision.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use async_trait::async_trait;
+
+use super::super::project::ProjectHandle;
+use super::preview::{self, RESULT_CHARS};
+use crate::runtime::llm::ToolCall;
+use crate::runtime::protocol::Event;
+use crate::runtime::session::{AgentStep, Decision, SessionEvent, StepStatus};
+use crate::server::agent::run::{AgentEvent, Approval, Approver, DENIED};
+use crate::server::agent::tools::{Tool, ToolOutput};
+
+pub struct Board {
+    project: Arc<ProjectHandle>,
+    message_id: String,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// What the model said, over all steps.
+    text: String,
+    /// Each call with its card, in order.
+    cards: Vec<(ToolCall, AgentStep)>,
+}
+
+impl Board {
+    pub fn new(project: Arc<ProjectHandle>, message_id: &str) -> Board {
+        Board {
+            project,
+            message_id: message_id.to_owned(),
+            inner: Mutex::default(),
+        }
+    }
+
+    fn inner(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn text(&self) -> String {
+        self.inner().text.clone()
+    }
+
+    fn publish_step(&self, step: AgentStep) {
+        self.project.publish(SessionEvent::AgentStep {
+            message_id: self.message_id.clone(),
+            step,
+        });
+    }
+
+    /// Changes the latest card of `call_id` and publishes it.
+    fn update(&self, call_id: &str, change: impl FnOnce(&mut AgentStep)) -> Option<AgentStep> {
+        let step = {
+            let mut inner = self.inner();
+            let (_, step) = inner
+                .cards
+                .iter_mut()
+                .rev()
+                .find(|(c, _)| c.id == call_id)?;
+            change(step);
+            step.clone()
+        };
+        self.publish_step(step.clone());
+        Some(step)
+    }
+
+    pub fn on_event(&self, event: AgentEvent) {
+        match event {
+            AgentEvent::Answered { step, text, calls } => self.answered(step, &text, calls),
+            AgentEvent::ToolResult {
+                call_id, output, ..
+            } => self.result(&call_id, output),
+            // The approver shows the waiting card, with its preview.
+            AgentEvent::AwaitingApproval { .. } | AgentEvent::Finished { .. } => {}
+        }
+    }
+
+    fn answered(&self, step: u32, text: &str, calls: Vec<ToolCall>) {
+        if !text.trim().is_empty() {
+            let piece = {
+                let mut inner = self.inner();
+                let piece = if inner.text.is_empty() {
+                    text.to_owned()
+                } else {
+                    format!("\n\n{text}")
+                };
+                inner.text.push_str(&piece);
+                piece
+            };
+            self.project.session.append_text(&self.message_id, &piece);
+            self.project.publish(SessionEvent::Protocol {
+                message_id: self.message_id.clone(),
+                event: Event::Text { text: piece },
+            });
+        }
+        for (index, call) in calls.into_iter().enumerate() {
+            let card = AgentStep {
+                id: format!("{}-{step}-{}", self.message_id, index + 1),
+                step,
+                tool: call.name.clone(),
+                summary: preview::summary(&call),
+                status: StepStatus::Pending,
+                preview: None,
+                result: None,
+            };
+            self.inner().cards.push((call, card.clone()));
+            self.publish_step(card);
+        }
+    }
+
+    fn result(&self, call_id: &str, output: ToolOutput) {
+        let status = if output.text == DENIED {
+            StepStatus::Denied
+        } else if output.ok {
+            StepStatus::Done
+        } else {
+            StepStatus::Failed
+        };
+        let call = self
+            .inner()
+            .cards
+            .iter()
+            .rev()
+            .find(|(c, _)| c.id == call_id)
+            .map(|(c, _)| c.clone());
+        self.update(call_id, |step| {
+            step.status = status;
+            step.result = Some(preview::cap(&output.text, RESULT_CHARS));
+        });
+        if let (Some(call), true) = (call, status != StepStatus::Denied) {
+            self.effects(&call, &output);
+        }
+    }
+
+    /// What a step that ran shows elsewhere: files in the tree and
+    /// editor, commands in the Rivet terminal, servers in the preview.
+    fn effects(&self, call: &ToolCall, output: &ToolOutput) {
+        if let Some(path) = preview::written_file(call).filter(|_| output.ok) {
+            self.project.publish(SessionEvent::FileWritten {
+                path,
+                by_model: true,
+            });
+        }
+        if let Some(command) = preview::command(call) {
+            let body = output.text.trim_end().replace('\n', "\r\n");
+            self.project.publish(SessionEvent::Terminal {
+                text: format!("\x1b[1;36m$ {command}\x1b[0m\r\n{body}\r\n"),
+            });
+        }
+        if let Some(port) = output.port
+            && let Err(error) = self.project.runner.open_preview(port)
+        {
+            tracing::warn!(port, %error, "no preview for the agent's server");
+        }
+    }
+
+    /// Shows the waiting card and waits for the person.
+    async fn ask(&self, tool: Tool, call: &ToolCall) -> Decision {
+        let text = preview::approval_preview(&*self.project.runtime, tool, call).await;
+        let step_id = {
+            let inner = self.inner();
+            let found = inner.cards.iter().rev().find(|(c, _)| c.id == call.id);
+            found.map(|(_, step)| step.id.clone())
+        };
+        let Some(step_id) = step_id else {
+            return Decision::Deny;
+        };
+        // Waiting before the card says so, so an answer is never early.
+        let wait = self.project.agent.wait(&step_id);
+        self.update(&call.id, |step| {
+            step.status = StepStatus::Waiting;
+            step.preview = Some(text);
+        });
+        wait.await.unwrap_or(Decision::Deny)
+    }
+}
+
+/// Asks the person through the session, unless the tool is always allowed
+/// in this project.
+pub struct SessionApprover {
+    pub board: Arc<Board>,
+}
+
+#[async_trait]
+impl Approver for SessionApprover {
+    async fn decide(&self, tool: Tool, call: &ToolCall) -> Approval {
+        let allowed = self
+            .board
+            .project
+            .session
+            .read(|s| s.always_allowed.contains(tool.name()));
+        let decision = if allowed {
+            Decision::Approve
+        } else {
+            self.board.ask(tool, call).await
+        };
+        if decision == Decision::Deny {
+            return Approval::Deny;
+        }
+        self.board
+            .update(&call.id, |step| step.status = StepStatus::Running);
+        Approval::Approve
+    }
+}

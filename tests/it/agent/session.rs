@@ -1,0 +1,563 @@
+//! Agent mode through a real `rivet serve`: the conversation is in agent
+//! mode (`RIVET_AGENT_DEFAULT_MODE=agent`), the scripted provider plays
+//! tool-call transcripts, the tools run in the bubblewrap sandbox, the
+//! steps arrive on the same feed the browser reads, and confirmations are
+//! answered through `POST /api/v1/projects/{id}/approvals/{step_id}`.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use futures::StreamExt;
+use rivet::runtime::session::{
+    AgentStep, Envelope, LineDecoder, Message, MessageStatus, Mode, SessionState, StepStatus,
+};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::super::llm::Mock;
+use super::super::support;
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+const SERVER_JS: &str = "const fs = require('fs');\n\
+require('http').createServer((q, s) => s.end(fs.readFileSync('index.html'))).listen(4321, '127.0.0.1');\n";
+
+/// The transcripts of these tests, one file each.
+fn scripts(dir: &Path) {
+    let todo = json!({
+        "match": "todo app",
+        "turns": [
+            {"content": "I will write the app.", "tool_calls": [
+                {"id": "call_1", "name": "write_file",
+                 "arguments": {"file_path": "index.html", "content": "<h1>Todos</h1>\n"}},
+                {"id": "call_2", "name": "write_file",
+                 "arguments": {"file_path": "/home/project/server.js", "content": SERVER_JS}}
+            ]},
+            {"expect_results": ["Created index.html", "Created server.js"], "tool_calls": [
+                {"id": "call_3", "name": "run_shell_command",
+                 "arguments": {"command": "node --check server.js && cat index.html"}}
+            ]},
+            {"expect_results": ["<h1>Todos</h1>\n[exit code: 0]"], "tool_calls": [
+                {"id": "call_4", "name": "run_shell_command", "arguments": {"command": "node server.js"}}
+            ]},
+            {"expect_results": ["listening on port 4321"], "content": "The todo app runs on port 4321."}
+        ]
+    });
+    let overwrite = json!({
+        "match": "overwrite notes",
+        "turns": [
+            {"tool_calls": [
+                {"id": "call_1", "name": "write_file",
+                 "arguments": {"file_path": "notes.txt", "content": "overwritten\n"}}
+            ]},
+            {"expect_results": ["denied by the user"], "content": "Understood: notes.txt stays as it is."}
+        ]
+    });
+    let again = json!({
+        "match": "again notes",
+        "turns": [
+            {"tool_calls": [
+                {"id": "call_1", "name": "write_file",
+                 "arguments": {"file_path": "notes.txt", "content": "again\n"}}
+            ]},
+            {"content": "Written again."}
+        ]
+    });
+    std::fs::write(dir.join("agent-again.json"), again.to_string()).unwrap();
+    let greet = "#! match: greet\nHello from Build mode.\n";
+    std::fs::write(dir.join("agent-todo.json"), todo.to_string()).unwrap();
+    std::fs::write(dir.join("agent-overwrite.json"), overwrite.to_string()).unwrap();
+    std::fs::write(dir.join("greet.txt"), greet).unwrap();
+}
+
+struct Ide {
+    child: tokio::process::Child,
+    data: tempfile::TempDir,
+    addr: SocketAddr,
+    http: reqwest::Client,
+}
+
+impl Ide {
+    async fn start(mock: &Mock, data: tempfile::TempDir) -> Ide {
+        Ide::start_with(mock, data, &[]).await
+    }
+
+    /// Like [`Ide::start`], with more configuration variables.
+    async fn start_with(mock: &Mock, data: tempfile::TempDir, env: &[(&str, &str)]) -> Ide {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
+        support::serve_in(&mut command, data.path());
+        command.envs(env.iter().copied());
+        command
+            .env("RIVET_LLM_PROVIDER", "custom")
+            .env("RIVET_LLM_BASE_URL", mock.base_url())
+            .env("RIVET_LLM_MODEL", "rivet-replay")
+            .env("RIVET_AGENT_DEFAULT_MODE", "agent")
+            .env("RIVET_FIX_ENABLED", "false");
+        let (child, addr) = support::spawn_serve(command).await;
+        Ide {
+            child,
+            data,
+            addr,
+            http: support::client().build().unwrap(),
+        }
+    }
+
+    async fn stop(mut self) -> tempfile::TempDir {
+        self.child.start_kill().unwrap();
+        self.child.wait().await.unwrap();
+        self.data
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    async fn new_project(&self) -> String {
+        let response = self
+            .http
+            .post(self.url("/api/v1/projects"))
+            .json(&json!({"name": "agent"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201);
+        let project: Value = response.json().await.unwrap();
+        project["id"].as_str().unwrap().to_owned()
+    }
+
+    async fn call(&self, function: &str, fields: &[(&str, &str)]) -> (u16, String) {
+        let response = self
+            .http
+            .post(self.url(&format!("/api/{function}")))
+            .form(fields)
+            .send()
+            .await
+            .unwrap();
+        (response.status().as_u16(), response.text().await.unwrap())
+    }
+
+    async fn send(&self, project: &str, text: &str) {
+        let (status, body) = self
+            .call("send_message", &[("project", project), ("text", text)])
+            .await;
+        assert_eq!(status, 200, "{body}");
+    }
+
+    /// Answers a waiting step through the HTTP API; the status and body.
+    async fn decide(&self, project: &str, step_id: &str, decision: &str) -> (u16, Value) {
+        let response = self
+            .http
+            .post(self.url(&format!("/api/v1/projects/{project}/approvals/{step_id}")))
+            .json(&json!({"decision": decision}))
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn file(&self, project: &str, path: &str) -> (u16, String) {
+        let response = self
+            .http
+            .get(self.url(&format!("/api/v1/projects/{project}/files/{path}")))
+            .send()
+            .await
+            .unwrap();
+        (response.status().as_u16(), response.text().await.unwrap())
+    }
+
+    async fn feed(&self, project: &str) -> Feed {
+        let response = self
+            .http
+            .post(self.url("/api/session_feed"))
+            .form(&[("project", project)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut lines = LineDecoder::default();
+            let mut body = response.bytes_stream();
+            while let Some(Ok(chunk)) = body.next().await {
+                for line in lines.push(&chunk) {
+                    let envelope: Envelope = serde_json::from_slice(&line).unwrap();
+                    if tx.send(envelope).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        Feed {
+            rx,
+            state: SessionState::default(),
+        }
+    }
+}
+
+struct Feed {
+    rx: mpsc::UnboundedReceiver<Envelope>,
+    state: SessionState,
+}
+
+impl Feed {
+    async fn until(&mut self, what: &str, done: impl Fn(&SessionState) -> bool) {
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
+        while !done(&self.state) {
+            let envelope = tokio::time::timeout_at(deadline, self.rx.recv())
+                .await
+                .unwrap_or_else(|_| {
+                    panic!("timed out waiting for {what}: {:#?}", self.state.messages)
+                })
+                .expect("the feed ended");
+            self.state.apply(&envelope.event);
+        }
+    }
+
+    /// Waits for the next step that waits for approval.
+    async fn waiting(&mut self) -> AgentStep {
+        self.until("a step waiting for approval", |s| waiting_step(s).is_some())
+            .await;
+        waiting_step(&self.state).unwrap()
+    }
+
+    async fn finished(&mut self) -> Message {
+        self.until("the answer's end", |s| {
+            answer(s).is_some_and(|m| m.status.is_final())
+        })
+        .await;
+        answer(&self.state).unwrap()
+    }
+}
+
+fn answer(state: &SessionState) -> Option<Message> {
+    state
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == rivet::runtime::session::Role::Assistant)
+        .cloned()
+}
+
+fn waiting_step(state: &SessionState) -> Option<AgentStep> {
+    state
+        .messages
+        .iter()
+        .filter_map(|m| m.agent.as_ref())
+        .flat_map(|run| &run.steps)
+        .find(|s| s.status == StepStatus::Waiting)
+        .cloned()
+}
+
+fn steps(message: &Message) -> Vec<(String, StepStatus)> {
+    let run = message.agent.as_ref().expect("an agent run");
+    run.steps
+        .iter()
+        .map(|s| (s.tool.clone(), s.status))
+        .collect()
+}
+
+async fn setup() -> (tempfile::TempDir, Mock, Ide) {
+    let dir = tempfile::tempdir().unwrap();
+    scripts(dir.path());
+    let mock = Mock::start_with(dir.path(), &[]);
+    let ide = Ide::start(&mock, tempfile::tempdir().unwrap()).await;
+    (dir, mock, ide)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_builds_the_todo_app_with_each_step_approved_through_the_http_api() {
+    let (_scripts, mock, ide) = setup().await;
+    let project = ide.new_project().await;
+    let mut feed = ide.feed(&project).await;
+    ide.send(&project, "build a todo app").await;
+
+    let mut previews = Vec::new();
+    for expected in [
+        "write_file",
+        "write_file",
+        "run_shell_command",
+        "run_shell_command",
+    ] {
+        let step = feed.waiting().await;
+        assert_eq!(step.tool, expected);
+        previews.push(step.preview.clone().unwrap_or_default());
+        let (status, body) = ide.decide(&project, &step.id, "approve").await;
+        assert_eq!(status, 204, "{body}");
+        feed.until("the step to leave waiting", |s| {
+            s.agent_step(&step.id)
+                .is_some_and(|(_, st)| st.status != StepStatus::Waiting)
+        })
+        .await;
+    }
+    let message = feed.finished().await;
+    let log = mock.log().await;
+    assert_eq!(message.status, MessageStatus::Complete, "{log:#?}");
+    assert!(
+        steps(&message).iter().all(|(_, s)| *s == StepStatus::Done),
+        "{:?}",
+        steps(&message)
+    );
+    let run = message.agent.clone().unwrap();
+    assert_eq!(run.end.as_deref(), Some("Done."));
+    assert_eq!(run.steps_used, 4);
+    assert!(run.usage.total_tokens > 0);
+    assert!(message.text().contains("The todo app runs on port 4321."));
+    assert!(
+        previews[0].contains("+<h1>Todos</h1>"),
+        "the diff: {}",
+        previews[0]
+    );
+    assert_eq!(previews[2], "$ node --check server.js && cat index.html");
+
+    assert_eq!(
+        ide.file(&project, "index.html").await,
+        (200, "<h1>Todos</h1>\n".to_owned())
+    );
+    assert!(
+        feed.state.files.contains("server.js"),
+        "the tree shows the file"
+    );
+    assert!(feed.state.changed_by_last_answer.contains("index.html"));
+    assert!(
+        feed.state.terminal.contains("$ node --check server.js"),
+        "{}",
+        feed.state.terminal
+    );
+    assert!(feed.state.terminal.contains("<h1>Todos</h1>"));
+    feed.until("the preview of port 4321", |s| {
+        s.previews.iter().any(|p| p.port == 4321)
+    })
+    .await;
+
+    // A step that ran cannot be decided again; an unknown one is not found.
+    let done = &run.steps[0].id;
+    let (status, body) = ide.decide(&project, done, "approve").await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (409, Some("step_not_waiting"))
+    );
+    let (status, body) = ide.decide(&project, "m9-1-1", "deny").await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (404, Some("step_not_found"))
+    );
+    let (status, body) = ide.decide(&project, done, "maybe").await;
+    assert_eq!((status, body["code"].as_str()), (400, Some("invalid_json")));
+    ide.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denied_write_file_leaves_the_file_untouched_and_the_next_step_sees_the_denial() {
+    let (_scripts, mock, ide) = setup().await;
+    let project = ide.new_project().await;
+    let put = ide
+        .http
+        .put(ide.url(&format!("/api/v1/projects/{project}/files/notes.txt")))
+        .body("keep me\n")
+        .send()
+        .await
+        .unwrap();
+    assert!(put.status().is_success());
+    let mut feed = ide.feed(&project).await;
+    ide.send(&project, "overwrite notes").await;
+    let step = feed.waiting().await;
+    assert!(
+        step.preview
+            .as_deref()
+            .unwrap_or_default()
+            .contains("-keep me\n+overwritten"),
+        "{step:?}"
+    );
+    assert_eq!(ide.decide(&project, &step.id, "deny").await.0, 204);
+    let message = feed.finished().await;
+
+    // The mock answers 422 if the tool result did not say "denied by the user".
+    let log = mock.log().await;
+    assert!(log.iter().all(|entry| entry["status"] == 200), "{log:#?}");
+    assert_eq!(message.status, MessageStatus::Complete);
+    assert_eq!(
+        steps(&message),
+        [("write_file".to_owned(), StepStatus::Denied)]
+    );
+    assert!(message.text().contains("notes.txt stays as it is"));
+    assert_eq!(
+        ide.file(&project, "notes.txt").await,
+        (200, "keep me\n".to_owned())
+    );
+    ide.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_confirmation_is_shown_to_a_reopened_tab_which_can_answer_it_and_a_restart_keeps_the_steps()
+ {
+    let (_scripts, mock, ide) = setup().await;
+    let project = ide.new_project().await;
+    let mut first = ide.feed(&project).await;
+    ide.send(&project, "overwrite notes").await;
+    let waiting = first.waiting().await;
+    drop(first);
+
+    // A tab opened now starts from the snapshot, with the step waiting.
+    let mut reopened = ide.feed(&project).await;
+    let step = reopened.waiting().await;
+    assert_eq!(step, waiting);
+    assert_eq!(ide.decide(&project, &step.id, "always").await.0, 204);
+    let message = reopened.finished().await;
+    assert_eq!(
+        steps(&message),
+        [("write_file".to_owned(), StepStatus::Done)]
+    );
+    assert!(reopened.state.always_allowed.contains("write_file"));
+    assert_eq!(ide.file(&project, "notes.txt").await.1, "overwritten\n");
+
+    // After a restart the stored events show the same run, mode and choice.
+    let data = ide.stop().await;
+    let ide = Ide::start(&mock, data).await;
+    let mut after = ide.feed(&project).await;
+    after
+        .until("the restored conversation", |s| !s.messages.is_empty())
+        .await;
+    let restored = answer(&after.state).unwrap();
+    assert_eq!(restored.agent, message.agent);
+    assert!(after.state.always_allowed.contains("write_file"));
+
+    // Always allowed: the next write runs without asking.
+    ide.send(&project, "write the notes again").await;
+    after
+        .until("the second answer", |s| s.messages.len() >= 4)
+        .await;
+    let message = after.finished().await;
+    assert_eq!(message.status, MessageStatus::Complete);
+    assert_eq!(
+        steps(&message),
+        [("write_file".to_owned(), StepStatus::Done)]
+    );
+    assert_eq!(ide.file(&project, "notes.txt").await.1, "again\n");
+    ide.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_refuses_tools_gets_the_message_in_build_mode_with_a_notice() {
+    let (_scripts, mock, ide) = setup().await;
+    let project = ide.new_project().await;
+    mock.faults(json!({"status": 400, "message": "this model does not support tools"}))
+        .await;
+    let mut feed = ide.feed(&project).await;
+    ide.send(&project, "greet me").await;
+    let message = feed.finished().await;
+    assert_eq!(message.status, MessageStatus::Complete);
+    assert!(
+        message.text().contains("Hello from Build mode."),
+        "{message:#?}"
+    );
+    let end = message.agent.and_then(|run| run.end).unwrap_or_default();
+    assert!(end.contains("does not support tools"), "{end}");
+    assert!(end.contains("Build mode"), "{end}");
+    assert_eq!(feed.state.mode, Some(Mode::Build));
+    let (status, body) = ide
+        .call("conversation_mode", &[("project", &project)])
+        .await;
+    assert_eq!((status, body.as_str()), (200, "\"build\""));
+    ide.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_during_a_pending_confirmation_ends_the_run_without_running_the_step() {
+    let (_scripts, _mock, ide) = setup().await;
+    let project = ide.new_project().await;
+    let mut feed = ide.feed(&project).await;
+    ide.send(&project, "overwrite notes").await;
+    let step = feed.waiting().await;
+    let (status, body) = ide.call("stop_run", &[("project", &project)]).await;
+    assert_eq!(status, 200, "{body}");
+    let message = feed.finished().await;
+    assert_eq!(message.status, MessageStatus::Stopped);
+    assert_eq!(
+        steps(&message),
+        [("write_file".to_owned(), StepStatus::NotRun)]
+    );
+    let end = message.agent.and_then(|run| run.end);
+    assert_eq!(end.as_deref(), Some("Stopped by the user."));
+    assert_eq!(ide.file(&project, "notes.txt").await.0, 404);
+    let (status, body) = ide.decide(&project, &step.id, "approve").await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (409, Some("step_not_waiting"))
+    );
+    ide.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mode_is_switched_per_conversation_and_an_unknown_mode_is_refused() {
+    let (_scripts, _mock, ide) = setup().await;
+    let project = ide.new_project().await;
+    let (_, body) = ide
+        .call("conversation_mode", &[("project", &project)])
+        .await;
+    assert_eq!(body, "\"agent\"", "the configured default");
+    let (status, _) = ide
+        .call(
+            "set_conversation_mode",
+            &[("project", &project), ("mode", "build")],
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (_, body) = ide
+        .call("conversation_mode", &[("project", &project)])
+        .await;
+    assert_eq!(body, "\"build\"");
+    let (status, _) = ide
+        .call(
+            "set_conversation_mode",
+            &[("project", &project), ("mode", "chat")],
+        )
+        .await;
+    assert!(status >= 400, "an unknown mode: {status}");
+    // In Build mode the answer is a bolt answer, without steps.
+    let mut feed = ide.feed(&project).await;
+    ide.send(&project, "greet me").await;
+    let message = feed.finished().await;
+    assert!(message.agent.is_none());
+    assert!(message.text().contains("Hello from Build mode."));
+    ide.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_auto_approve_no_step_waits_and_approvals_of_an_unknown_project_are_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    scripts(dir.path());
+    let mock = Mock::start_with(dir.path(), &[]);
+    let env = [("RIVET_AGENT_AUTO_APPROVE", "true")];
+    let ide = Ide::start_with(&mock, tempfile::tempdir().unwrap(), &env).await;
+    let project = ide.new_project().await;
+    let mut feed = ide.feed(&project).await;
+    ide.send(&project, "write the notes again").await;
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    let mut waited = false;
+    while !answer(&feed.state).is_some_and(|m| m.status.is_final()) {
+        let envelope = tokio::time::timeout_at(deadline, feed.rx.recv())
+            .await
+            .expect("the run ends")
+            .expect("the feed ended");
+        feed.state.apply(&envelope.event);
+        waited |= waiting_step(&feed.state).is_some();
+    }
+    assert!(!waited, "a step waited despite agent.auto_approve");
+    let message = answer(&feed.state).unwrap();
+    assert_eq!(
+        steps(&message),
+        [("write_file".to_owned(), StepStatus::Done)]
+    );
+    assert_eq!(
+        ide.file(&project, "notes.txt").await,
+        (200, "again\n".to_owned())
+    );
+    let (status, body) = ide.decide("nosuchproject", "m2-1-1", "approve").await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (404, Some("project_not_found"))
+    );
+    ide.stop().await;
+}
