@@ -111,6 +111,7 @@ fn spawn_answer(
             };
             agent::run(cx, answer, cancel).await;
             handle.conversation().streaming = None;
+            crate::server::checkpoint::after_answer(&handle, &message_id);
             return;
         }
         turn::run(Arc::clone(&handle), llm, description, answer, cancel).await;
