@@ -1,6 +1,7 @@
 //! One message of the conversation: the person's text, or the model's
 //! answer as markdown and artifact cards, with its status and token usage.
 
+use leptos::either::Either;
 use leptos::prelude::*;
 
 use super::answer_text::AnswerText;
@@ -23,7 +24,7 @@ pub fn MessageView(id: String) -> impl IntoView {
     });
     let role = store.with(|s| s.message(&id).map(|m| m.role));
     match role {
-        Some(Role::User) => view! {
+        Some(Role::User) => Either::Left(view! {
             <li class="message message-user" data-testid="message-user">
                 {move || message.get().and_then(|m| m.automatic).map(|fix| view! {
                     <div class="message-automatic" data-testid="message-automatic">
@@ -35,14 +36,12 @@ pub fn MessageView(id: String) -> impl IntoView {
                 })}
                 <div class="message-text">{move || message.get().map(|m| m.text()).unwrap_or_default()}</div>
             </li>
-        }
-        .into_any(),
-        _ => view! {
+        }),
+        _ => Either::Right(view! {
             <li class="message message-assistant" data-testid="message-assistant" data-status=move || message.get().map(|m| status_name(&m.status))>
                 {move || message.get().map(|m| view! { <AnswerBody message=m /> })}
             </li>
-        }
-        .into_any(),
+        }),
     }
 }
 
@@ -64,11 +63,10 @@ fn AnswerBody(message: Message) -> impl IntoView {
         .parts
         .iter()
         .map(|part| match part {
-            Part::Text { text } => view! { <AnswerText text=text.clone() settled /> }.into_any(),
-            Part::Artifact { id } => {
-                view! { <ArtifactCard message_id=message_id.clone() artifact_id=id.to_string() /> }
-                    .into_any()
-            }
+            Part::Text { text } => Either::Left(view! { <AnswerText text=text.clone() settled /> }),
+            Part::Artifact { id } => Either::Right(
+                view! { <ArtifactCard message_id=message_id.clone() artifact_id=id.to_string() /> },
+            ),
         })
         .collect_view();
     view! {
