@@ -16,7 +16,9 @@ pub enum Page {
 
 /// The page `path` (without query or fragment) asks for.
 pub fn page_for(path: &str) -> Page {
-    let rest = path.strip_prefix("/p/").map(|r| r.strip_suffix('/').unwrap_or(r));
+    let rest = path
+        .strip_prefix("/p/")
+        .map(|r| r.strip_suffix('/').unwrap_or(r));
     match rest {
         Some(segment) if !segment.is_empty() && !segment.contains('/') => {
             match ProjectId::parse(segment) {

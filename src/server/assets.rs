@@ -46,7 +46,11 @@ pub async fn static_or_not_found(
 
 /// How long a browser may keep the file at `path`.
 pub fn cache_control(path: &str) -> &'static str {
-    if is_hashed(path) { IMMUTABLE } else { REVALIDATE }
+    if is_hashed(path) {
+        IMMUTABLE
+    } else {
+        REVALIDATE
+    }
 }
 
 /// Whether the file name carries cargo-leptos's content hash:
@@ -85,8 +89,10 @@ pub fn with_hashed_names(mut options: LeptosOptions) -> LeptosOptions {
 /// Whether the WASM that the hash file `hashes` names is in the site.
 fn site_has_hashed_wasm(options: &LeptosOptions, hashes: &str) -> bool {
     let pkg = Path::new(options.site_root.as_ref()).join(options.site_pkg_dir.as_ref());
-    wasm_hash(hashes)
-        .is_some_and(|hash| pkg.join(format!("{}.{hash}.wasm", options.output_name)).is_file())
+    wasm_hash(hashes).is_some_and(|hash| {
+        pkg.join(format!("{}.{hash}.wasm", options.output_name))
+            .is_file()
+    })
 }
 
 /// The WASM file's hash from cargo-leptos's hash file (`wasm: <hash>` lines).

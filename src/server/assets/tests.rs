@@ -155,7 +155,11 @@ async fn a_path_that_is_no_file_nor_page_gets_the_not_found_page() {
 #[tokio::test]
 async fn a_project_path_with_a_bad_id_says_so() {
     let response = fetch("/p/NotAnId", None).await;
-    assert!(text(response).await.contains("This is not a project address."));
+    assert!(
+        text(response)
+            .await
+            .contains("This is not a project address.")
+    );
 }
 
 #[test]
