@@ -1,15 +1,33 @@
 #!/usr/bin/env bash
 # Prints what the browser downloads before Monaco and xterm.js load: the
-# release WASM, its JavaScript glue and the stylesheet, raw and gzipped.
-# Run after `cargo leptos build --release`.
+# release WASM, its JavaScript glue (with the loader of the split-off chunks,
+# when built with --split) and the stylesheet, raw, gzipped (-9) and,
+# when the build wrote them (`--precompress`), as the brotli copies the server
+# sends. Run after `cargo leptos build --release`. File names may carry the
+# build's content hash (`rivet.<hash>.wasm`).
 set -euo pipefail
 pkg="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/target/site/pkg"
-total=0; total_gz=0
-printf '| file | bytes | gzip -9 |\n|---|---:|---:|\n'
-for f in rivet.wasm rivet.js rivet.css; do
-  bytes=$(stat -c %s "$pkg/$f")
-  gz=$(gzip -9 -c "$pkg/$f" | wc -c)
-  total=$((total + bytes)); total_gz=$((total_gz + gz))
-  printf '| %s | %d | %d |\n' "$f" "$bytes" "$gz"
+total=0; total_gz=0; total_br=0
+printf '| file | bytes | gzip -9 | brotli (served) |\n|---|---:|---:|---:|\n'
+row() { # file label
+  local f=$1 bytes gz br
+  bytes=$(stat -c %s "$f")
+  gz=$(gzip -9 -c "$f" | wc -c)
+  br=$( [ -f "$f.br" ] && stat -c %s "$f.br" || echo 0)
+  total=$((total + bytes)); total_gz=$((total_gz + gz)); total_br=$((total_br + br))
+  printf '| %s | %d | %d | %d |\n' "$2" "$bytes" "$gz" "$br"
+}
+for ext in wasm js css; do
+  f=$(find "$pkg" -maxdepth 1 -name "rivet.*$ext" ! -name '*.d.*' | head -n 1)
+  [ -n "$f" ] || { echo "no rivet*.$ext in $pkg" >&2; exit 1; }
+  row "$f" "rivet.$ext"
 done
-printf '| **total** | **%d** | **%d** |\n' "$total" "$total_gz"
+split_js=$(find "$pkg" -maxdepth 1 -name "__wasm_split.*js" | head -n 1)
+[ -z "$split_js" ] || row "$split_js" "__wasm_split.js"
+printf '| **total** | **%d** | **%d** | **%d** |\n' "$total" "$total_gz" "$total_br"
+# Chunks split off with #[lazy], fetched when first needed.
+for f in $(find "$pkg" -maxdepth 1 -name 'split_*.wasm' | sort); do
+  name=$(basename "$f"); name=${name#split_}; name=${name%%_[0-9]*}
+  printf '| lazy: %s | %d | %d | %d |\n' "$name" "$(stat -c %s "$f")" "$(gzip -9 -c "$f" | wc -c)" \
+    "$( [ -f "$f.br" ] && stat -c %s "$f.br" || echo 0)"
+done

@@ -22,7 +22,9 @@ step "clippy (WASM client)"
 cargo clippy --lib --target wasm32-unknown-unknown --features hydrate -- -D warnings
 
 step "Release build (server and WASM)"
-cargo leptos build --release
+# --split moves the #[lazy] code into chunks fetched on first use;
+# --precompress writes the brotli and gzip copies the server sends.
+cargo leptos build --release --split --precompress
 
 step "Rust tests"
 cargo test --release --features ssr

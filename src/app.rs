@@ -8,6 +8,7 @@ mod editor;
 mod file_tree;
 mod ide;
 mod markdown;
+mod page;
 mod preview;
 #[cfg(feature = "hydrate")]
 mod scripts;
@@ -17,12 +18,9 @@ mod splitter;
 mod terminal;
 mod workbench;
 
+use leptos::either::EitherOf3;
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
-use leptos_router::{
-    ParamSegment, StaticSegment,
-    components::{Route, Router, Routes},
-};
+use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 
 /// The HTML document around the app.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -34,6 +32,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <meta name="color-scheme" content="light dark" />
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
+                // `rivet.css`, or its hashed name when the build hashed the
+                // files (see `page::hashed_site`).
+                <HashedStylesheet options=options.clone() id="leptos" />
                 <AutoReload options=options.clone() />
                 <HydrationScripts options />
                 <MetaTags />
@@ -45,16 +46,23 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
+/// The app has one page, the IDE at `/p/{project}`. It is chosen from the
+/// path by hand rather than by `leptos_router`: the router type-erases the
+/// page, which keeps a second (asynchronous) hydration of every component in
+/// the WASM bundle, and a quarter of the first load went to that and the
+/// router itself.
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    let page = match page::page_for(&page::current_path()) {
+        page::Page::Project(project) => EitherOf3::A(view! { <ide::Ide project /> }),
+        page::Page::BadProject => EitherOf3::B(view! {
+            <p class="not-found">"This is not a project address. " <a href="/">"Open your projects"</a></p>
+        }),
+        page::Page::NotFound => EitherOf3::C(view! { <p class="not-found">"Page not found."</p> }),
+    };
     view! {
-        <Stylesheet id="leptos" href="/pkg/rivet.css" />
         <Title text="Rivet" />
-        <Router>
-            <Routes fallback=|| view! { <p class="not-found">"Page not found."</p> }>
-                <Route path=(StaticSegment("p"), ParamSegment("project")) view=ide::Ide />
-            </Routes>
-        </Router>
+        {page}
     }
 }

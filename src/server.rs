@@ -4,6 +4,7 @@
 pub mod access;
 pub mod agent;
 pub mod api_v1;
+pub mod assets;
 pub mod atomic;
 pub mod checkpoint;
 pub mod cli;

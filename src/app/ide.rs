@@ -2,7 +2,6 @@
 //! draggable.
 
 use leptos::prelude::*;
-use leptos_router::hooks::use_params_map;
 
 use super::chat::ChatPane;
 use super::editor::EditorPane;
@@ -24,31 +23,20 @@ struct Layout {
     terminal: RwSignal<f64>,
 }
 
-/// The project the page shows, from the `/p/{project}` route.
+/// The project the page shows, from the `/p/{project}` path.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CurrentProject(pub ProjectId);
 
 #[component]
-pub fn Ide() -> impl IntoView {
-    let params = use_params_map();
-    let project =
-        params.with_untracked(|p| p.get("project").and_then(|id| ProjectId::parse(&id).ok()));
-    match project {
-        Some(project) => {
-            provide_context(CurrentProject(project.clone()));
-            let workbench = Workbench::new(Some(project.clone()));
-            provide_context(workbench);
-            let store = SessionStore::new(workbench);
-            provide_context(store);
-            #[cfg(feature = "hydrate")]
-            super::session::follow(store, project);
-            view! { <Workspace /> }.into_any()
-        }
-        None => view! {
-            <p class="not-found">"This is not a project address. " <a href="/">"Open your projects"</a></p>
-        }
-        .into_any(),
-    }
+pub fn Ide(project: ProjectId) -> impl IntoView {
+    provide_context(CurrentProject(project.clone()));
+    let workbench = Workbench::new(Some(project.clone()));
+    provide_context(workbench);
+    let store = SessionStore::new(workbench);
+    provide_context(store);
+    #[cfg(feature = "hydrate")]
+    super::session::follow(store, project);
+    view! { <Workspace /> }
 }
 
 #[component]
@@ -59,13 +47,16 @@ fn Workspace() -> impl IntoView {
         preview: RwSignal::new(400.0),
         terminal: RwSignal::new(220.0),
     };
+    // Whole pixels, printed as integers: formatting an `f64` would pull the
+    // float printing code into the WASM bundle for this one string.
+    let px = |size: RwSignal<f64>| size.get().round() as i64;
     let style = move || {
         format!(
             "--chat-w:{}px;--tree-w:{}px;--preview-w:{}px;--terminal-h:{}px",
-            layout.chat.get(),
-            layout.tree.get(),
-            layout.preview.get(),
-            layout.terminal.get()
+            px(layout.chat),
+            px(layout.tree),
+            px(layout.preview),
+            px(layout.terminal)
         )
     };
     let settings_open = RwSignal::new(false);

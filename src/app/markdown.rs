@@ -40,6 +40,15 @@ pub fn render(text: &str) -> String {
     out
 }
 
+/// [`render`] for the browser, loaded on first use: a build with
+/// `cargo leptos build --split` moves the markdown parser into its own WASM
+/// chunk, so the first load does not carry it. Other builds call it directly.
+#[cfg(feature = "hydrate")]
+#[leptos::lazy]
+pub fn render_lazy(text: String) -> String {
+    render(&text)
+}
+
 /// Keeps http(s), mailto and in-page links; anything else (`javascript:`,
 /// `data:`, …) becomes a dead link.
 fn safe_url(url: CowStr<'_>) -> CowStr<'_> {

@@ -4,6 +4,7 @@
 //! of a `start` comes with its address, and any other port is given one by
 //! the server when the person picks it (`open_preview`).
 
+use leptos::either::EitherOf3;
 use leptos::prelude::*;
 
 use super::api::open_preview;
@@ -172,18 +173,17 @@ pub fn PreviewPane() -> impl IntoView {
                     style:width=move || device.get().width()
                 ></iframe>
                 {move || match (current.get(), url.with(Option::is_some)) {
-                    (_, true) => ().into_any(),
+                    (_, true) => EitherOf3::A(()),
                     (None, false) => {
-                        view! {
+                        EitherOf3::B(view! {
                             <div class="empty-state preview-empty">
                                 "No preview yet. When the model starts a dev server, the app appears here."
                             </div>
-                        }
-                            .into_any()
+                        })
                     }
                     (Some(preview), false) => {
                         let port = preview.port;
-                        view! {
+                        EitherOf3::C(view! {
                             <div class="empty-state preview-empty">
                                 <p>{format!("A server listens on port {port}.")}</p>
                                 <button
@@ -202,8 +202,7 @@ pub fn PreviewPane() -> impl IntoView {
                                         .map(|e| view! { <p class="preview-error" role="alert">{e}</p> })
                                 }}
                             </div>
-                        }
-                            .into_any()
+                        })
                     }
                 }}
             </div>

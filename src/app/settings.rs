@@ -7,6 +7,7 @@ mod form;
 mod key_field;
 mod status;
 
+use leptos::either::Either;
 use leptos::prelude::*;
 
 use api::{get_ide_info, get_llm_settings};
@@ -67,8 +68,8 @@ pub fn SettingsPanel(open: RwSignal<bool>) -> impl IntoView {
                     llm.settings
                         .get()
                         .map(|result| match result {
-                            Ok(s) => view! { <LlmForm settings=s open /> }.into_any(),
-                            Err(e) => view! { <p role="alert">{e.to_string()}</p> }.into_any(),
+                            Ok(s) => Either::Left(view! { <LlmForm settings=s open /> }),
+                            Err(e) => Either::Right(view! { <p role="alert">{e.to_string()}</p> }),
                         })
                 }}
                 {move || {

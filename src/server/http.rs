@@ -7,35 +7,37 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Router, http::HeaderValue, http::StatusCode, routing::get};
 use leptos::prelude::provide_context;
-use leptos_axum::{LeptosRoutes, generate_route_list};
+use leptos_axum::LeptosRoutes;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use super::access;
 use super::projects::ProjectError;
 use super::sandbox;
 use super::state::AppState;
-use crate::app::{App, shell};
+use crate::app::shell;
 
 /// Builds the whole router. Tests drive it with `tower::ServiceExt::oneshot`.
 pub fn app(state: AppState) -> Router {
-    let routes = generate_route_list(App);
     let options = state.leptos_options.clone();
+    let context = {
+        let state = state.clone();
+        move || provide_context(state.clone())
+    };
+    // The one page; `App` picks it from the path (see `app::page`).
+    let page = leptos_axum::render_app_to_stream_with_context(context.clone(), {
+        let options = options.clone();
+        move || shell(options.clone())
+    });
     Router::new()
         .route("/healthz", get(healthz))
         .route("/", get(open_latest_project))
         .route("/new", get(open_new_project))
         .merge(sandbox::routes())
         .merge(super::api_v1::routes())
-        .leptos_routes_with_context(
-            &state,
-            routes,
-            {
-                let state = state.clone();
-                move || provide_context(state.clone())
-            },
-            move || shell(options.clone()),
-        )
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .route("/p/{project}", get(page))
+        // No page routes: this registers the server functions.
+        .leptos_routes_with_context(&state, Vec::new(), context, move || shell(options.clone()))
+        .fallback(super::assets::static_or_not_found)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             access::guard,
@@ -68,6 +70,15 @@ fn response_header(name: &'static str, value: &'static str) -> SetResponseHeader
         axum::http::header::HeaderName::from_static(name),
         HeaderValue::from_static(value),
     )
+}
+
+/// The path of the request whose page is being rendered (Leptos's
+/// integration provides the request's head to the rendering), for the app to
+/// pick its page (`app::page`).
+pub fn request_path() -> String {
+    leptos::prelude::use_context::<axum::http::request::Parts>()
+        .map(|parts| parts.uri.path().to_owned())
+        .unwrap_or_default()
 }
 
 async fn healthz() -> (StatusCode, &'static str) {

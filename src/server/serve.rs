@@ -32,6 +32,7 @@ pub async fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
     let leptos_options = get_configuration(None)
         .context("reading the LEPTOS_* site settings")?
         .leptos_options;
+    let leptos_options = super::assets::with_hashed_names(leptos_options);
     let sandbox = start_sandbox(&config, &args)?;
     // Registered before the address is announced: a SIGTERM sent as soon as
     // the server says it listens must shut it down, not kill it outright.

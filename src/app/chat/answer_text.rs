@@ -11,14 +11,29 @@ use crate::app::markdown;
 pub fn AnswerText(text: String, settled: bool) -> impl IntoView {
     let node = NodeRef::<leptos::html::Div>::new();
     #[cfg(feature = "hydrate")]
-    Effect::new(move |_| {
-        if let (Some(element), true) = (node.get(), settled) {
-            leptos::task::spawn_local(browser::highlight(element.into()));
+    {
+        // The markdown renderer is not in the first load: it is fetched the
+        // first time an answer shows (see `markdown::render_lazy`). Until
+        // then the element keeps what the server rendered, or stays empty
+        // for the few milliseconds the chunk takes to arrive.
+        let html = RwSignal::new(None::<String>);
+        leptos::task::spawn_local(async move {
+            html.set(Some(markdown::render_lazy(text).await));
+        });
+        Effect::new(move |_| {
+            if let (Some(element), true, true) = (node.get(), html.with(Option::is_some), settled) {
+                leptos::task::spawn_local(browser::highlight(element.into()));
+            }
+        });
+        view! {
+            <div class="markdown" node_ref=node inner_html=move || html.get().unwrap_or_default()></div>
         }
-    });
+    }
     #[cfg(not(feature = "hydrate"))]
-    let _ = settled;
-    view! { <div class="markdown" node_ref=node inner_html=markdown::render(&text)></div> }
+    {
+        let _ = settled;
+        view! { <div class="markdown" node_ref=node inner_html=markdown::render(&text)></div> }
+    }
 }
 
 /// Monaco's language id for a fence's info string.

@@ -1,5 +1,6 @@
 //! An artifact as a card: its title and its actions with live statuses.
 
+use leptos::either::Either;
 use leptos::prelude::*;
 
 use crate::app::session::SessionStore;
@@ -61,14 +62,13 @@ fn ActionRow(entry: ActionEntry) -> impl IntoView {
             <span class="action-icon" aria-hidden="true">{icon}</span>
             <span class="action-verb">{verb}</span>
             {match file {
-                Some(path) => view! {
+                Some(path) => Either::Left(view! {
                     <button class="action-file" on:click={
                         let path = path.clone();
                         move |_| workbench.open(&path)
                     }>{path.clone()}</button>
-                }
-                .into_any(),
-                None => view! { <code class="action-command">{subject}</code> }.into_any(),
+                }),
+                None => Either::Right(view! { <code class="action-command">{subject}</code> }),
             }}
             {reason.map(|r| view! { <pre class="action-reason" data-testid="action-reason">{r}</pre> })}
         </li>

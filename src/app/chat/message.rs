@@ -1,6 +1,7 @@
 //! One message of the conversation: the person's text, or the model's
 //! answer as markdown and artifact cards, with its status and token usage.
 
+use leptos::either::{Either, EitherOf3};
 use leptos::prelude::*;
 
 use super::agent_run::AgentRunFooter;
@@ -26,7 +27,7 @@ pub fn MessageView(id: String) -> impl IntoView {
     });
     let role = store.with(|s| s.message(&id).map(|m| m.role));
     match role {
-        Some(Role::User) => view! {
+        Some(Role::User) => Either::Left(view! {
             <li class="message message-user" data-testid="message-user" class:undone=move || message.get().is_some_and(|m| is_undone(&m.status))>
                 {move || message.get().and_then(|m| m.automatic).map(|fix| view! {
                     <div class="message-automatic" data-testid="message-automatic">
@@ -38,15 +39,13 @@ pub fn MessageView(id: String) -> impl IntoView {
                 })}
                 <div class="message-text">{move || message.get().map(|m| m.text()).unwrap_or_default()}</div>
             </li>
-        }
-        .into_any(),
-        _ => view! {
+        }),
+        _ => Either::Right(view! {
             <li class="message message-assistant" data-testid="message-assistant" data-status=move || message.get().map(|m| status_name(&m.status))
                 class:undone=move || message.get().is_some_and(|m| is_undone(&m.status))>
                 {move || message.get().map(|m| view! { <AnswerBody message=m /> })}
             </li>
-        }
-        .into_any(),
+        }),
     }
 }
 
@@ -73,14 +72,13 @@ fn AnswerBody(message: Message) -> impl IntoView {
         .parts
         .iter()
         .map(|part| match part {
-            Part::Text { text } => view! { <AnswerText text=text.clone() settled /> }.into_any(),
-            Part::Artifact { id } => {
-                view! { <ArtifactCard message_id=message_id.clone() artifact_id=id.to_string() /> }
-                    .into_any()
-            }
+            Part::Text { text } => EitherOf3::A(view! { <AnswerText text=text.clone() settled /> }),
+            Part::Artifact { id } => EitherOf3::B(
+                view! { <ArtifactCard message_id=message_id.clone() artifact_id=id.to_string() /> },
+            ),
             Part::Step { id } => {
                 let step = message.agent.as_ref().and_then(|run| run.step(id)).cloned();
-                step.map(|step| view! { <StepCard step /> }).into_any()
+                EitherOf3::C(step.map(|step| view! { <StepCard step /> }))
             }
         })
         .collect_view();

@@ -1,6 +1,7 @@
 //! The top bar's word on the model provider: which one answers, that the
 //! demo only replays answers, or that none is configured, with the way out.
 
+use leptos::either::EitherOf3;
 use leptos::prelude::*;
 
 use super::LlmSettings;
@@ -19,21 +20,19 @@ pub fn ProviderStatus(settings_open: RwSignal<bool>) -> impl IntoView {
     };
     let view_for = move |s: PublicLlmSettings| {
         if s.demo {
-            view! {
+            EitherOf3::A(view! {
                 <span class="llm-status demo" data-testid="llm-status">
                     "Demo: replayed answers, not a live model"
                 </span>
-            }
-            .into_any()
+            })
         } else if s.configured {
-            view! {
+            EitherOf3::B(view! {
                 <span class="llm-status" data-testid="llm-status" title=s.key_notice.clone()>
                     {format!("{} · {}", s.provider_label, if s.model.is_empty() { "first listed model" } else { &s.model })}
                 </span>
-            }
-            .into_any()
+            })
         } else {
-            view! {
+            EitherOf3::C(view! {
                 <span class="llm-status warning" data-testid="llm-status" title=s.problem.clone()>
                     "No model provider is configured"
                 </span>
@@ -43,8 +42,7 @@ pub fn ProviderStatus(settings_open: RwSignal<bool>) -> impl IntoView {
                 <button class="icon-button" on:click=move |_| settings_open.set(true)>
                     "Choose a provider"
                 </button>
-            }
-            .into_any()
+            })
         }
     };
     view! { <Transition fallback=|| ()>{move || llm.current().map(view_for)}</Transition> }

@@ -30,8 +30,10 @@ use super::protocol::{
 use super::{fsops, ports, sys, watch};
 use crate::runtime::host::{FsEvent, PtySize};
 
-/// How often the listening ports are read.
-const PORT_POLL: Duration = Duration::from_millis(250);
+/// How often the listening ports are read. A dev server's port is what the
+/// preview waits for after the answer's last token, so it is read often;
+/// one read is a few kilobytes of `/proc/net/tcp`.
+const PORT_POLL: Duration = Duration::from_millis(50);
 /// Most file operations running at once; more wait their turn.
 const FILE_THREADS: usize = 4;
 

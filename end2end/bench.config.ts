@@ -1,0 +1,85 @@
+import { defineConfig } from '@playwright/test';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+// The benchmarks (scripts/bench-e2e.sh), kept out of the test suite: the same
+// release server, with the scripted provider pacing its answers like a real
+// model, about 50 tokens a second (4 characters every 20 ms).
+const root = path.resolve(__dirname, '..');
+const port = Number(process.env.RIVET_BENCH_PORT ?? 3290);
+const mockPort = Number(process.env.RIVET_BENCH_MOCK_PORT ?? 3291);
+// Workers load this file again and inherit the runner's environment, so the
+// directory is made once.
+const dataDir = process.env.RIVET_E2E_DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-bench-'));
+// The tests queue provider faults here (see docs/mock-llm.md).
+process.env.RIVET_E2E_MOCK = `http://127.0.0.1:${mockPort}`;
+// The timing test shares the IDE's npm cache with its bare run.
+process.env.RIVET_E2E_DATA_DIR = dataDir;
+// The IDE's access token; every test logs in with it (helpers.ts, `login`).
+const token = process.env.RIVET_E2E_TOKEN ?? crypto.randomBytes(24).toString('hex');
+process.env.RIVET_E2E_TOKEN = token;
+
+export default defineConfig({
+  testDir: './bench',
+  timeout: 600_000,
+  expect: { timeout: 20_000 },
+  // The tests share one server and its projects, so they run one at a time.
+  workers: 1,
+  fullyParallel: false,
+  forbidOnly: true,
+  retries: 0,
+  reporter: [['list']],
+  outputDir: './test-results/bench',
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    viewport: { width: 1280, height: 720 },
+    trace: 'off',
+    launchOptions: {
+      executablePath: process.env.RIVET_CHROMIUM ?? '/usr/bin/chromium',
+      // Keeps Chromium from reaching for Google's services on a closed network.
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    },
+  },
+  projects: [{ name: 'chromium', use: { browserName: 'chromium' } }],
+  webServer: [
+    {
+      // The scripted provider at a real model's pace.
+      command: `${root}/target/release/rivet mock-llm --port ${mockPort} --script ${root}/tests/fixtures/transcripts --chunk-size 4 --delay-ms 20`,
+      port: mockPort,
+      reuseExistingServer: false,
+      timeout: 30_000,
+    },
+    {
+    command: `${root}/target/release/rivet serve`,
+    cwd: root,
+    url: `http://127.0.0.1:${port}/healthz`,
+    reuseExistingServer: false,
+    timeout: 240_000,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    env: {
+      RIVET_SERVER_ADDR: `127.0.0.1:${port}`,
+      RIVET_SERVER_DATA_DIR: dataDir,
+      RIVET_SERVER_TOKEN: token,
+      RIVET_LLM_PROVIDER: 'custom',
+      RIVET_LLM_BASE_URL: `http://127.0.0.1:${mockPort}/v1`,
+      RIVET_LLM_MODEL: 'rivet-replay',
+      LEPTOS_OUTPUT_NAME: 'rivet',
+      LEPTOS_SITE_ROOT: path.join(root, 'target/site'),
+      LEPTOS_SITE_PKG_DIR: 'pkg',
+      LEPTOS_ENV: 'PROD',
+      RUST_LOG: 'warn,rivet=info',
+    },
+    },
+  ],
+});
