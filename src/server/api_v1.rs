@@ -4,8 +4,8 @@
 //! calls the same session code as the UI's server functions. Errors are
 //! JSON with a stable `code`.
 
-mod checkpoints;
 mod approvals;
+mod checkpoints;
 mod error;
 mod files;
 mod messages;

@@ -71,6 +71,15 @@ impl Store {
         }
     }
 
+    /// A transaction that writes. It takes the write lock when it begins
+    /// (`BEGIN IMMEDIATE`), so a transaction that reads before it writes
+    /// waits for another writer instead of failing with "database is
+    /// locked" when that writer commits first.
+    async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
+        let pool = self.ready().await?;
+        Ok(pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+
     /// Creates the database and runs the migrations, once.
     pub async fn ready(&self) -> Result<&SqlitePool, StoreError> {
         let outcome = self

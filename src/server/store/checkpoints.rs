@@ -53,8 +53,7 @@ impl Store {
         commit_id: &str,
         undone: &[String],
     ) -> Result<CheckpointRow, StoreError> {
-        let pool = self.ready().await?;
-        let mut tx = pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let last: Option<i64> =
             sqlx::query("SELECT MAX(seq) AS last FROM checkpoints WHERE project = $1")
                 .bind(project)
@@ -137,8 +136,7 @@ impl Store {
         to: &str,
         (last_message, last_event, last_checkpoint): (i64, i64, i64),
     ) -> Result<(), StoreError> {
-        let pool = self.ready().await?;
-        let mut tx = pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         sqlx::query(
             "INSERT INTO messages (project, id, position, role, text, asked, model, usage, \
              finish_reason, status, status_detail, updated_at) \

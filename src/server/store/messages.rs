@@ -92,8 +92,7 @@ impl Store {
         project: &str,
         message: &MessageRow,
     ) -> Result<(), StoreError> {
-        let pool = self.ready().await?;
-        let mut tx = pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         upsert(&mut tx, project, message).await?;
         tx.commit().await?;
         Ok(())

@@ -293,3 +293,37 @@ async fn streamed_text_is_appended_to_the_stored_answer_in_order() {
         .get(0);
     assert_eq!(pieces, 0);
 }
+
+/// Two servers' pools on one file (as after a restart racing the old
+/// process, or many writers at once): a transaction that reads before it
+/// writes must wait for the other writer, not fail with "database is locked".
+#[tokio::test]
+async fn concurrent_read_then_write_transactions_do_not_fail_with_database_is_locked() {
+    let (dir, first) = store_with("p1").await;
+    let second = Store::new(&dir.path().join("data"));
+    second.ready().await.unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let store = if i % 2 == 0 {
+            first.clone()
+        } else {
+            second.clone()
+        };
+        tasks.push(tokio::spawn(async move {
+            store
+                .add_checkpoint("p1", CheckpointKind::Answer, None, &format!("c{i}"), &[])
+                .await
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    let seqs: Vec<i64> = first
+        .checkpoints("p1")
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.seq)
+        .collect();
+    assert_eq!(seqs, (1..=40).collect::<Vec<_>>());
+}

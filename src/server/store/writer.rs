@@ -105,8 +105,7 @@ async fn write(
     batch: &[Write],
     piece: &mut Option<i64>,
 ) -> Result<(), StoreError> {
-    let pool = store.ready().await?;
-    let mut tx = pool.begin().await?;
+    let mut tx = store.begin_write().await?;
     for write in batch {
         match write {
             Write::Event(envelope) => events::append(&mut tx, project, envelope).await?,
