@@ -8,6 +8,7 @@ mod error;
 mod files;
 mod messages;
 mod projects;
+mod transfer;
 
 use axum::Router;
 use axum::routing::{any, get};
@@ -31,6 +32,7 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/projects/{id}/files/{*path}",
             get(files::read).put(files::write).delete(files::delete),
         )
+        .merge(transfer::routes())
         .route("/api/v1", any(error::no_route))
         .route("/api/v1/{*rest}", any(error::no_route))
 }

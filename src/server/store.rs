@@ -8,6 +8,7 @@
 mod events;
 mod messages;
 mod projects;
+mod transfer;
 #[cfg(test)]
 mod tests;
 mod writer;

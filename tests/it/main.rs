@@ -10,3 +10,4 @@ mod sandbox;
 mod serve;
 mod session;
 mod support;
+mod transfer;
