@@ -15,6 +15,7 @@ mod session;
 mod settings;
 mod splitter;
 mod terminal;
+pub mod transfer;
 mod workbench;
 
 use leptos::prelude::*;
@@ -54,6 +55,7 @@ pub fn App() -> impl IntoView {
         <Router>
             <Routes fallback=|| view! { <p class="not-found">"Page not found."</p> }>
                 <Route path=(StaticSegment("p"), ParamSegment("project")) view=ide::Ide />
+                <Route path=StaticSegment("import") view=transfer::ImportPage />
             </Routes>
         </Router>
     }

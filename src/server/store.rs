@@ -8,9 +8,9 @@
 mod events;
 mod messages;
 mod projects;
-mod transfer;
 #[cfg(test)]
 mod tests;
+mod transfer;
 mod writer;
 
 use std::path::{Path, PathBuf};

@@ -130,7 +130,10 @@ pub async fn export_conversation(
 }
 
 fn project_name(name: Option<&str>, fallback: &str) -> Result<String, TransferError> {
-    let name = name.map(str::trim).filter(|n| !n.is_empty()).unwrap_or(fallback);
+    let name = name
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .unwrap_or(fallback);
     let name = name.trim();
     if name.is_empty() {
         return Err(TransferError::EmptyName);
@@ -174,11 +177,10 @@ pub async fn import_zip(
 ) -> Result<ProjectRow, TransferError> {
     let name = project_name(name, "imported project")?;
     let mut staged = staging(state)?;
-    let staged = tokio::task::spawn_blocking(move || {
-        archive::extract(&zip, &mut staged).map(|()| staged)
-    })
-    .await
-    .map_err(|e| TransferError::Archive(e.to_string()))??;
+    let staged =
+        tokio::task::spawn_blocking(move || archive::extract(&zip, &mut staged).map(|()| staged))
+            .await
+            .map_err(|e| TransferError::Archive(e.to_string()))??;
     finish(state, &name, staged).await
 }
 

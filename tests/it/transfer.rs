@@ -73,7 +73,13 @@ impl Server {
 
     async fn put(&self, project: &str, path: &str, bytes: &[u8]) {
         let url = self.url(&format!("/projects/{project}/files/{path}"));
-        let response = self.http.put(url).body(bytes.to_vec()).send().await.unwrap();
+        let response = self
+            .http
+            .put(url)
+            .body(bytes.to_vec())
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), StatusCode::NO_CONTENT, "{path}");
     }
 
@@ -172,13 +178,18 @@ async fn zip_round_trip_gives_identical_files_without_node_modules() {
     let names: Vec<&str> = exported.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["index.html", "src/deep/data.bin"]);
 
-    let zip = zip_of(&[("index.html", b"<h1>hi</h1>\n"), ("src/deep/data.bin", BINARY)]);
+    let zip = zip_of(&[
+        ("index.html", b"<h1>hi</h1>\n"),
+        ("src/deep/data.bin", BINARY),
+    ]);
     let (status, created) = server.import_zip("copy", zip).await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     assert_eq!(created["name"], "copy");
     let copy = created["id"].as_str().unwrap();
     assert_ne!(copy, project);
-    let body = server.get(&format!("/projects/{copy}/files/src/deep/data.bin")).await;
+    let body = server
+        .get(&format!("/projects/{copy}/files/src/deep/data.bin"))
+        .await;
     assert_eq!(body.bytes().await.unwrap().as_ref(), BINARY);
     assert_eq!(server.export_zip(copy).await, exported);
     server.assert_no_staging_left();
@@ -226,10 +237,16 @@ async fn conversation_round_trip_restores_messages_events_and_files() {
     let copy = created["id"].as_str().unwrap();
 
     let (_, restored) = server
-        .json(server.http.get(server.url(&format!("/projects/{copy}/messages"))))
+        .json(
+            server
+                .http
+                .get(server.url(&format!("/projects/{copy}/messages"))),
+        )
         .await;
     assert_eq!(restored, original);
-    let body = server.get(&format!("/projects/{copy}/files/notes/a.bin")).await;
+    let body = server
+        .get(&format!("/projects/{copy}/files/notes/a.bin"))
+        .await;
     assert_eq!(body.bytes().await.unwrap().as_ref(), BINARY);
     let again: Value = server
         .get(&format!("/projects/{copy}/conversation.json"))
@@ -241,8 +258,14 @@ async fn conversation_round_trip_restores_messages_events_and_files() {
     assert_eq!(again["files"], exported["files"]);
     // The events come back as they were (reopening may add its own after).
     let events = exported["events"].as_array().unwrap();
-    assert_eq!(again["events"].as_array().unwrap()[..events.len()], events[..]);
-    assert_eq!(server.export_zip(copy).await, server.export_zip(&project).await);
+    assert_eq!(
+        again["events"].as_array().unwrap()[..events.len()],
+        events[..]
+    );
+    assert_eq!(
+        server.export_zip(copy).await,
+        server.export_zip(&project).await
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -287,8 +310,13 @@ async fn zip_bomb_over_the_file_size_limit_is_refused() {
     // 64 MiB of zeros: a few hundred kilobytes compressed.
     let zip = zip_of(&[("bomb.bin", &vec![0u8; 64 << 20])]);
     assert!(zip.len() < 1 << 20, "{}", zip.len());
-    let error = server.assert_refused(zip, "entry_too_large", "bomb.bin").await;
-    assert!(error["message"].as_str().unwrap().contains("1048576"), "{error}");
+    let error = server
+        .assert_refused(zip, "entry_too_large", "bomb.bin")
+        .await;
+    assert!(
+        error["message"].as_str().unwrap().contains("1048576"),
+        "{error}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -345,7 +373,10 @@ async fn a_folder_is_uploaded_as_multipart_files() {
         "file",
         reqwest::multipart::Part::bytes(b"x".to_vec()).file_name("../escape.txt"),
     );
-    let request = server.http.post(server.url("/import/files")).multipart(form);
+    let request = server
+        .http
+        .post(server.url("/import/files"))
+        .multipart(form);
     let (status, error) = server.json(request).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
     assert_eq!(error["code"], "unsafe_path");
@@ -414,7 +445,7 @@ async fn dumb_http_repository(root: &Path) -> SocketAddr {
     git(&root.join("repo.git"), &["update-server-info"]);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let files = tower_http::services::ServeDir::new(root.to_owned());
+    let files = tower_http::services::ServeDir::new(root);
     let app = axum::Router::new().fallback_service(files);
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     addr

@@ -29,9 +29,8 @@ pub const GIT_BODY_LIMIT: usize = 16 * 1024;
 
 /// The routes of this module, to merge into the API.
 pub fn routes() -> axum::Router<AppState> {
-    let limited = |route: MethodRouter<AppState>, limit: usize| {
-        route.layer(DefaultBodyLimit::max(limit))
-    };
+    let limited =
+        |route: MethodRouter<AppState>, limit: usize| route.layer(DefaultBodyLimit::max(limit));
     axum::Router::new()
         .route(
             "/api/v1/projects/{id}/export.zip",

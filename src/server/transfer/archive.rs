@@ -81,7 +81,10 @@ mod tests {
         let mut staging = Staging::new(dir.path(), limits()).unwrap();
         let zip = zip_of(&[("src/a.js", b"a"), ("b.bin", &[0, 255, 1])]);
         extract(&zip, &mut staging).unwrap();
-        assert_eq!(std::fs::read(staging.path().join("src/a.js")).unwrap(), b"a");
+        assert_eq!(
+            std::fs::read(staging.path().join("src/a.js")).unwrap(),
+            b"a"
+        );
         assert_eq!(
             std::fs::read(staging.path().join("b.bin")).unwrap(),
             [0, 255, 1]

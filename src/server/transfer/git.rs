@@ -119,7 +119,10 @@ pub async fn clone_into(
         let text = String::from_utf8_lossy(&all);
         let start = text.len().saturating_sub(OUTPUT_TAIL);
         let tail = text.get(start..).unwrap_or(&text).trim().to_owned();
-        let why = status.message.clone().unwrap_or_else(|| format!("{status:?}"));
+        let why = status
+            .message
+            .clone()
+            .unwrap_or_else(|| format!("{status:?}"));
         return Err(TransferError::Clone(format!("{tail} ({why})")));
     }
     let clone = workspace.join(CLONE_DIR);
@@ -219,7 +222,10 @@ mod tests {
             "http://",
         ] {
             let err = check_url(url).unwrap_err();
-            assert!(matches!(err, TransferError::GitUrl { .. }), "{url}: {err:?}");
+            assert!(
+                matches!(err, TransferError::GitUrl { .. }),
+                "{url}: {err:?}"
+            );
         }
         let ok = check_url("https://example.com/org/app.git").unwrap();
         assert_eq!(repository_name(&ok), "app");
@@ -229,7 +235,12 @@ mod tests {
     fn the_url_is_quoted_for_the_shell() {
         let url = check_url("https://example.com/a'b;$(x).git").unwrap();
         let spec = clone_command(&url);
-        assert!(spec.command.contains("-- 'https://example.com/a'\\''b;$(x).git' .rivet-clone"), "{}", spec.command);
+        assert!(
+            spec.command
+                .contains("-- 'https://example.com/a'\\''b;$(x).git' .rivet-clone"),
+            "{}",
+            spec.command
+        );
     }
 
     #[test]
@@ -237,7 +248,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a"), "x").unwrap();
         std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link")).unwrap();
-        let err = check_tree(dir.path(), Limits::from_config(&crate::server::config::Config::defaults().import)).unwrap_err();
-        assert!(matches!(&err, TransferError::Symlink { entry } if entry == "link"), "{err:?}");
+        let err = check_tree(
+            dir.path(),
+            Limits::from_config(&crate::server::config::Config::defaults().import),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, TransferError::Symlink { entry } if entry == "link"),
+            "{err:?}"
+        );
     }
 }

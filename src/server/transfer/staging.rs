@@ -215,7 +215,10 @@ pub fn safe_path(entry: &str) -> Result<PathBuf, TransferError> {
         }
     }
     // `split` leaves no separators, so only normal parts remain.
-    if path.components().any(|c| !matches!(c, Component::Normal(_))) || path.as_os_str().is_empty()
+    if path
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_)))
+        || path.as_os_str().is_empty()
     {
         return Err(refuse("it names no file"));
     }
@@ -264,14 +267,19 @@ mod tests {
         let err = staging
             .add_file("endless", &mut std::io::repeat(b'x'), false)
             .unwrap_err();
-        assert!(matches!(err, TransferError::EntryTooLarge { .. }), "{err:?}");
+        assert!(
+            matches!(err, TransferError::EntryTooLarge { .. }),
+            "{err:?}"
+        );
     }
 
     #[test]
     fn a_file_over_the_per_entry_limit_is_refused_while_written() {
         let dir = tempfile::tempdir().unwrap();
         let mut staging = Staging::new(dir.path(), small()).unwrap();
-        staging.add_file("ok.txt", &mut &b"0123456789"[..], false).unwrap();
+        staging
+            .add_file("ok.txt", &mut &b"0123456789"[..], false)
+            .unwrap();
         let err = staging
             .add_file("big.txt", &mut &b"01234567890"[..], false)
             .unwrap_err();
@@ -286,7 +294,9 @@ mod tests {
     fn the_total_limit_counts_the_bytes_really_written() {
         let dir = tempfile::tempdir().unwrap();
         let mut staging = Staging::new(dir.path(), small()).unwrap();
-        staging.add_file("a", &mut &b"0123456789"[..], false).unwrap();
+        staging
+            .add_file("a", &mut &b"0123456789"[..], false)
+            .unwrap();
         // Under the per-file limit, over the total.
         let err = staging
             .add_file("b", &mut std::io::repeat(b'x').take(8), false)
@@ -326,7 +336,10 @@ mod tests {
         std::fs::create_dir(&target).unwrap();
         staging.place(&target).unwrap();
         assert_eq!(std::fs::read(target.join("a/b.txt")).unwrap(), b"hi");
-        let mode = std::fs::metadata(target.join("a/b.txt")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(target.join("a/b.txt"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o111, 0o111);
         assert_eq!(std::fs::read_dir(&imports).unwrap().count(), 0);
     }
