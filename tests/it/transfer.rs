@@ -269,6 +269,33 @@ async fn conversation_round_trip_restores_messages_events_and_files() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_import_page_and_the_export_menu_are_served() {
+    let (_mock, server) = server().await;
+    let page = |path: String| {
+        let request = server.http.get(format!("http://{}{path}", server.addr));
+        async move {
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            response.text().await.unwrap()
+        }
+    };
+    let html = page("/import".to_owned()).await;
+    for id in [
+        "import-zip",
+        "import-folder",
+        "import-git-url",
+        "import-submit",
+    ] {
+        assert!(html.contains(&format!("data-testid=\"{id}\"")), "{id}");
+    }
+    let project = server.create("menu").await;
+    let html = page(format!("/p/{project}")).await;
+    let zip = format!("href=\"/api/v1/projects/{project}/export.zip\"");
+    assert!(html.contains(&zip), "{html}");
+    assert!(html.contains("data-testid=\"export-json\""));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn zip_slip_is_refused() {
     let (_mock, server) = server().await;
     let zip = zip_of(&[("ok.txt", b"fine"), ("src/../../evil.txt", b"evil")]);
@@ -483,6 +510,15 @@ async fn git_import_clones_a_local_bare_repository_inside_the_sandbox() {
     let workspace = server.data.path().join(format!("projects/{id}/workspace"));
     assert!(workspace.join(".git").is_dir());
     assert!(!workspace.join(".rivet-clone").exists());
+    // Cloned by the sandbox's user: a root IDE runs sandboxes as
+    // `sandbox.host_uid`.
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata("/proc/self").unwrap().uid() == 0 {
+        let owner = std::fs::metadata(workspace.join("README.md"))
+            .unwrap()
+            .uid();
+        assert_eq!(owner, 65534);
+    }
 
     // A repository that does not exist fails and leaves no project.
     let before = server.project_count().await;

@@ -129,6 +129,16 @@ pub fn parse(bytes: &[u8]) -> Result<Conversation, TransferError> {
             conversation.format, conversation.version
         )));
     }
+    let mut last = 0;
+    for envelope in &conversation.events {
+        if envelope.seq <= last {
+            return Err(TransferError::Conversation(format!(
+                "event {} does not follow event {last}: events must be numbered in increasing order from 1",
+                envelope.seq
+            )));
+        }
+        last = envelope.seq;
+    }
     for message in &conversation.messages {
         if !message.id.starts_with('m') || message.id[1..].parse::<u64>().is_err() {
             return Err(TransferError::Conversation(format!(
@@ -163,6 +173,14 @@ mod tests {
         });
         let err = parse(json.to_string().as_bytes()).unwrap_err();
         assert!(err.to_string().contains("version 2"), "{err}");
+        let mut json = json;
+        json["version"] = 1.into();
+        json["events"] = serde_json::json!([
+            {"seq": 2, "type": "terminal", "text": "a"},
+            {"seq": 2, "type": "terminal", "text": "b"}
+        ]);
+        let err = parse(json.to_string().as_bytes()).unwrap_err();
+        assert!(err.to_string().contains("does not follow"), "{err}");
         let err = parse(b"{}").unwrap_err();
         assert!(matches!(err, TransferError::Conversation(_)), "{err:?}");
     }
