@@ -129,7 +129,8 @@ pub async fn export_conversation(
     })
 }
 
-fn project_name(name: Option<&str>, fallback: &str) -> Result<String, TransferError> {
+/// `name` trimmed, or `fallback` when it is missing or blank.
+pub fn project_name(name: Option<&str>, fallback: &str) -> Result<String, TransferError> {
     let name = name
         .map(str::trim)
         .filter(|n| !n.is_empty())

@@ -230,8 +230,8 @@ pub async fn import_files(
         let bytes = field.bytes().await.map_err(multipart_error)?;
         staged.add_file(&path, &mut bytes.as_ref(), false)?;
     }
-    let name = query.name.as_deref().unwrap_or("imported folder");
-    let row = transfer::finish(&state, name, staged).await?;
+    let name = transfer::project_name(query.name.as_deref(), "imported folder")?;
+    let row = transfer::finish(&state, &name, staged).await?;
     Ok((StatusCode::CREATED, Json(row)))
 }
 
