@@ -16,9 +16,10 @@ mod session;
 mod settings;
 mod splitter;
 mod terminal;
+pub mod transfer;
 mod workbench;
 
-use leptos::either::EitherOf3;
+use leptos::either::EitherOf4;
 use leptos::prelude::*;
 use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 
@@ -55,11 +56,12 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     let page = match page::page_for(&page::current_path()) {
-        page::Page::Project(project) => EitherOf3::A(view! { <ide::Ide project /> }),
-        page::Page::BadProject => EitherOf3::B(view! {
+        page::Page::Project(project) => EitherOf4::A(view! { <ide::Ide project /> }),
+        page::Page::BadProject => EitherOf4::B(view! {
             <p class="not-found">"This is not a project address. " <a href="/">"Open your projects"</a></p>
         }),
-        page::Page::NotFound => EitherOf3::C(view! { <p class="not-found">"Page not found."</p> }),
+        page::Page::Import => EitherOf4::C(view! { <transfer::ImportPage /> }),
+        page::Page::NotFound => EitherOf4::D(view! { <p class="not-found">"Page not found."</p> }),
     };
     view! {
         <Title text="Rivet" />

@@ -18,3 +18,4 @@ pub mod serve;
 pub mod session;
 pub mod state;
 pub mod store;
+pub mod transfer;

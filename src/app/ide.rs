@@ -74,6 +74,7 @@ fn Workspace() -> impl IntoView {
             <header class="topbar">
                 <span class="brand">"Rivet"</span>
                 <span class="spacer"></span>
+                <super::transfer::ExportMenu />
                 <ProviderStatus settings_open />
                 <button
                     class="icon-button"

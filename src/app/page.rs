@@ -1,5 +1,5 @@
-//! Which page the path asks for. The app has one page, the IDE at
-//! `/p/{project}`; anything else is "not found".
+//! Which page the path asks for: the IDE at `/p/{project}`, the import
+//! page at `/import`; anything else is "not found".
 
 use crate::runtime::project::ProjectId;
 
@@ -10,12 +10,17 @@ pub enum Page {
     Project(ProjectId),
     /// `/p/{something}` that is no project id.
     BadProject,
+    /// `/import`: bring a project in.
+    Import,
     /// Any other path.
     NotFound,
 }
 
 /// The page `path` (without query or fragment) asks for.
 pub fn page_for(path: &str) -> Page {
+    if matches!(path, "/import" | "/import/") {
+        return Page::Import;
+    }
     let rest = path
         .strip_prefix("/p/")
         .map(|r| r.strip_suffix('/').unwrap_or(r));
@@ -62,6 +67,12 @@ mod tests {
     #[test]
     fn a_project_path_with_a_bad_id_is_a_bad_project() {
         assert_eq!(page_for("/p/..%2F"), Page::BadProject);
+    }
+
+    #[test]
+    fn the_import_path_is_the_import_page() {
+        assert_eq!(page_for("/import"), Page::Import);
+        assert_eq!(page_for("/import/x"), Page::NotFound);
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod error;
 mod files;
 mod messages;
 mod projects;
+mod transfer;
 
 use axum::Router;
 use axum::routing::{any, get, post};
@@ -41,6 +42,7 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/projects/{id}/approvals/{step_id}",
             post(approvals::decide),
         )
+        .merge(transfer::routes())
         .route("/api/v1", any(error::no_route))
         .route("/api/v1/{*rest}", any(error::no_route))
 }

@@ -22,6 +22,16 @@ pub struct Config {
     pub sandbox: SandboxConfig,
     pub agent: AgentConfig,
     pub fix: FixConfig,
+    pub import: ImportConfig,
+}
+
+/// Limits of every import (`[import]`), checked while it is written.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ImportConfig {
+    pub max_entries: usize,
+    pub max_file_mb: u64,
+    pub max_total_mb: u64,
 }
 
 /// The automatic fix loop (`[fix]`).

@@ -23,7 +23,7 @@ pub fn app(state: AppState) -> Router {
         let state = state.clone();
         move || provide_context(state.clone())
     };
-    // The one page; `App` picks it from the path (see `app::page`).
+    // The pages; `App` picks one from the path (see `app::page`).
     let page = leptos_axum::render_app_to_stream_with_context(context.clone(), {
         let options = options.clone();
         move || shell(options.clone())
@@ -34,7 +34,8 @@ pub fn app(state: AppState) -> Router {
         .route("/new", get(open_new_project))
         .merge(sandbox::routes())
         .merge(super::api_v1::routes())
-        .route("/p/{project}", get(page))
+        .route("/p/{project}", get(page.clone()))
+        .route("/import", get(page))
         // No page routes: this registers the server functions.
         .leptos_routes_with_context(&state, Vec::new(), context, move || shell(options.clone()))
         .fallback(super::assets::static_or_not_found)

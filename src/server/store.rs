@@ -11,6 +11,7 @@ mod messages;
 mod projects;
 #[cfg(test)]
 mod tests;
+mod transfer;
 mod writer;
 
 use std::path::{Path, PathBuf};

@@ -11,3 +11,4 @@ mod sandbox;
 mod serve;
 mod session;
 mod support;
+mod transfer;

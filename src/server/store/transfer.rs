@@ -1,0 +1,38 @@
+//! Writing a whole imported conversation at once.
+
+use super::{ProjectRow, Store, StoreError, events, messages};
+use crate::runtime::session::Envelope;
+use crate::server::store::MessageRow;
+
+impl Store {
+    /// Records `project` with its messages and events, in one transaction:
+    /// all of it or nothing.
+    pub async fn import_conversation(
+        &self,
+        project: &ProjectRow,
+        messages: &[MessageRow],
+        events: &[Envelope],
+    ) -> Result<(), StoreError> {
+        let pool = self.ready().await?;
+        let mut tx = pool.begin().await?;
+        sqlx::query(
+            "INSERT INTO projects (id, name, created_at, updated_at, runtime) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(&project.id)
+        .bind(&project.name)
+        .bind(project.created_at)
+        .bind(project.updated_at)
+        .bind(&project.runtime)
+        .execute(&mut *tx)
+        .await?;
+        for message in messages {
+            messages::upsert(&mut tx, &project.id, message).await?;
+        }
+        for envelope in events {
+            events::append(&mut tx, &project.id, envelope).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,241 @@
+//! Import and export of projects (`docs/api.md`, "Import and export"):
+//! a project's files as a zip, its conversation as JSON, and new projects
+//! made from a zip, uploaded files, a git URL or a conversation JSON.
+//!
+//! Every import is written to a temporary place, checked against
+//! [`Limits`] while it is written, and becomes a project only whole: a
+//! refused import leaves nothing behind.
+
+pub mod archive;
+pub mod conversation;
+pub mod git;
+pub mod staging;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::runtime::host::{EntryKind, Runtime, RuntimeError};
+use crate::runtime::project::ProjectId;
+use crate::runtime::tree::is_inside_skipped_dir;
+use crate::server::projects::ProjectError;
+use crate::server::session::{api, runtime_name};
+use crate::server::state::AppState;
+use crate::server::store::{MessageRow, ProjectRow, StoreError};
+use conversation::{Conversation, ExportedFile, ExportedProject};
+pub use staging::{Limits, Staging};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TransferError {
+    #[error("{entry}: refused because {reason}")]
+    UnsafePath { entry: String, reason: &'static str },
+    #[error("{entry} is a symbolic link; imports refuse links")]
+    Symlink { entry: String },
+    #[error("{entry} is larger than the limit of {limit} bytes per file")]
+    EntryTooLarge { entry: String, limit: u64 },
+    #[error("the import is larger than the limit of {limit} bytes in all (at {entry})")]
+    TotalTooLarge { entry: String, limit: u64 },
+    #[error("the import has more than the limit of {limit} files and folders (at {entry})")]
+    TooManyEntries { entry: String, limit: usize },
+    #[error("not a readable zip archive: {0}")]
+    Archive(String),
+    #[error("not a Rivet conversation: {0}")]
+    Conversation(String),
+    #[error("the git URL {url:?} is refused: {reason}")]
+    GitUrl { url: String, reason: String },
+    #[error("git clone failed: {0}")]
+    Clone(String),
+    #[error("the project needs a name")]
+    EmptyName,
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Api(#[from] api::ApiError),
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Where imports are staged: the data directory's file system, so placing
+/// one is a rename.
+fn imports_dir(state: &AppState) -> PathBuf {
+    state.config.server.data_dir.join("imports")
+}
+
+fn limits(state: &AppState) -> Limits {
+    Limits::from_config(&state.config.import)
+}
+
+/// A new, empty staging area under `[import]`'s limits.
+pub fn staging(state: &AppState) -> Result<Staging, TransferError> {
+    Staging::new(&imports_dir(state), limits(state))
+}
+
+/// The project's files (not those inside folders the one skip rule of
+/// `runtime::tree` skips), read through its sandbox, by path.
+async fn project_files(runtime: &dyn Runtime) -> Result<Vec<(String, Vec<u8>)>, TransferError> {
+    let mut entries = runtime.list_tree("").await?;
+    entries.retain(|e| e.kind == EntryKind::File && !is_inside_skipped_dir(&e.path));
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut files = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let bytes = runtime.read_file(&entry.path).await?;
+        files.push((entry.path, bytes));
+    }
+    Ok(files)
+}
+
+/// The project's name and a zip of its files.
+pub async fn export_zip(state: &AppState, id: &str) -> Result<(String, Vec<u8>), TransferError> {
+    let handle = api::open_in(state, id).await?;
+    let name = state.projects.get(&handle.id)?.name;
+    let files = project_files(&*handle.runtime).await?;
+    let zip = tokio::task::spawn_blocking(move || archive::build(&files))
+        .await
+        .map_err(|e| TransferError::Archive(e.to_string()))??;
+    Ok((name, zip))
+}
+
+/// The project's conversation JSON: messages, events and files.
+pub async fn export_conversation(
+    state: &AppState,
+    id: &str,
+) -> Result<Conversation, TransferError> {
+    let handle = api::open_in(state, id).await?;
+    // What was published is in the store before it is read.
+    handle.session.flush().await;
+    let meta = state.projects.get(&handle.id)?;
+    let messages = state.store.messages(handle.id.as_str()).await?;
+    let events = state.store.events(handle.id.as_str()).await?.events;
+    let files = project_files(&*handle.runtime).await?;
+    Ok(Conversation {
+        format: conversation::FORMAT.to_owned(),
+        version: conversation::VERSION,
+        project: ExportedProject {
+            name: meta.name,
+            created_at: i64::try_from(meta.created).unwrap_or(i64::MAX),
+        },
+        messages: messages.into_iter().map(Into::into).collect(),
+        events,
+        files: files
+            .into_iter()
+            .map(|(path, bytes)| ExportedFile::new(path, bytes))
+            .collect(),
+    })
+}
+
+/// `name` trimmed, or `fallback` when it is missing or blank.
+pub fn project_name(name: Option<&str>, fallback: &str) -> Result<String, TransferError> {
+    let name = name
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .unwrap_or(fallback);
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(TransferError::EmptyName);
+    }
+    Ok(name.to_owned())
+}
+
+/// Makes the staged files a new project named `name`.
+pub async fn finish(
+    state: &AppState,
+    name: &str,
+    staging: Staging,
+) -> Result<ProjectRow, TransferError> {
+    let meta = state.projects.create(name)?;
+    if let Err(error) = staging.place(&state.projects.workspace(&meta.id)) {
+        remove_project(state, &meta.id).await;
+        return Err(error);
+    }
+    let row = ProjectRow::from_meta(&meta, &runtime_name(state));
+    if let Err(error) = state.store.ensure_project(&row).await {
+        remove_project(state, &meta.id).await;
+        return Err(error.into());
+    }
+    Ok(row)
+}
+
+/// Removes what a failed import made of a project.
+async fn remove_project(state: &AppState, id: &ProjectId) {
+    state.sandbox.close_project(id).await;
+    let dir = state.projects.dir(id);
+    if let Err(error) = std::fs::remove_dir_all(&dir) {
+        tracing::warn!(path = %dir.display(), %error, "a failed import could not be removed");
+    }
+}
+
+/// A new project from a zip archive.
+pub async fn import_zip(
+    state: &AppState,
+    name: Option<&str>,
+    zip: bytes::Bytes,
+) -> Result<ProjectRow, TransferError> {
+    let name = project_name(name, "imported project")?;
+    let mut staged = staging(state)?;
+    let staged =
+        tokio::task::spawn_blocking(move || archive::extract(&zip, &mut staged).map(|()| staged))
+            .await
+            .map_err(|e| TransferError::Archive(e.to_string()))??;
+    finish(state, &name, staged).await
+}
+
+/// A new project cloned from a git URL, inside its own sandbox.
+pub async fn import_git(
+    state: &AppState,
+    name: Option<&str>,
+    url: &str,
+) -> Result<ProjectRow, TransferError> {
+    let url = git::check_url(url)?;
+    let name = project_name(name, &git::repository_name(&url))?;
+    let meta = state.projects.create(&name)?;
+    let runtime: Arc<dyn Runtime> = state.sandbox.runtime(&meta.id);
+    let workspace = state.projects.workspace(&meta.id);
+    if let Err(error) = git::clone_into(&*runtime, &url, &workspace, limits(state)).await {
+        remove_project(state, &meta.id).await;
+        return Err(error);
+    }
+    let row = ProjectRow::from_meta(&meta, &runtime_name(state));
+    if let Err(error) = state.store.ensure_project(&row).await {
+        remove_project(state, &meta.id).await;
+        return Err(error.into());
+    }
+    Ok(row)
+}
+
+/// A new project restored from a conversation JSON: its files, messages
+/// and events.
+pub async fn import_conversation(
+    state: &AppState,
+    name: Option<&str>,
+    json: bytes::Bytes,
+) -> Result<ProjectRow, TransferError> {
+    let conversation = conversation::parse(&json)?;
+    let name = project_name(name, &conversation.project.name)?;
+    let mut staged = staging(state)?;
+    for file in &conversation.files {
+        staged.add_file(&file.path, &mut file.bytes()?.as_slice(), false)?;
+    }
+    let meta = state.projects.create(&name)?;
+    if let Err(error) = staged.place(&state.projects.workspace(&meta.id)) {
+        remove_project(state, &meta.id).await;
+        return Err(error);
+    }
+    let mut row = ProjectRow::from_meta(&meta, &runtime_name(state));
+    row.created_at = conversation.project.created_at;
+    let messages: Vec<MessageRow> = conversation.messages.into_iter().map(Into::into).collect();
+    let stored = state
+        .store
+        .import_conversation(&row, &messages, &conversation.events)
+        .await;
+    if let Err(error) = stored {
+        remove_project(state, &meta.id).await;
+        return Err(error.into());
+    }
+    Ok(state.store.project(&row.id).await?.unwrap_or(row))
+}
