@@ -3,18 +3,22 @@
 //! `hydrate` feature inside the component that needs it.
 
 pub mod api;
+mod browser_runtime;
 mod chat;
 mod editor;
 mod file_tree;
 mod ide;
 mod markdown;
 mod preview;
+mod runtime_choice;
 #[cfg(feature = "hydrate")]
 mod scripts;
 mod session;
 mod settings;
 mod splitter;
 mod terminal;
+#[cfg(feature = "hydrate")]
+mod webcontainer;
 mod workbench;
 
 use leptos::prelude::*;

@@ -8,6 +8,7 @@ use super::chat::ChatPane;
 use super::editor::EditorPane;
 use super::file_tree::FileTree;
 use super::preview::PreviewPane;
+use super::runtime_choice::{RuntimeChoice, RuntimeError, RuntimeStatus};
 use super::session::SessionStore;
 use super::settings::{LlmSettings, ProviderStatus, SettingsPanel};
 use super::splitter::{Axis, Splitter};
@@ -36,6 +37,7 @@ pub fn Ide() -> impl IntoView {
     match project {
         Some(project) => {
             provide_context(CurrentProject(project.clone()));
+            RuntimeChoice::provide(project.clone());
             let workbench = Workbench::new(Some(project.clone()));
             provide_context(workbench);
             let store = SessionStore::new(workbench);
@@ -83,6 +85,7 @@ fn Workspace() -> impl IntoView {
             <header class="topbar">
                 <span class="brand">"Rivet"</span>
                 <span class="spacer"></span>
+                <RuntimeStatus />
                 <ProviderStatus settings_open />
                 <button
                     class="icon-button"
@@ -94,6 +97,7 @@ fn Workspace() -> impl IntoView {
                 </button>
             </header>
             <SettingsPanel open=settings_open />
+            <RuntimeError />
             <div class="panes">
                 <ChatPane />
                 <Splitter axis=Axis::Columns size=layout.chat min=260.0 max=900.0 />

@@ -63,12 +63,7 @@ pub struct LlmConfig {
     pub max_tokens: u32,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum RuntimeKind {
-    Sandbox,
-    Webcontainer,
-}
+pub use crate::runtime::kind::RuntimeKind;
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]

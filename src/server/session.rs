@@ -5,11 +5,13 @@
 //! the tab closes and a reopened tab starts from a snapshot.
 
 pub mod api;
+pub mod browser;
 pub mod fix;
 mod hub;
 mod project;
 mod recording;
 mod restore;
+pub mod runtime_choice;
 mod saved;
 mod turn;
 

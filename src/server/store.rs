@@ -7,6 +7,7 @@
 
 mod events;
 mod messages;
+mod project_runtime;
 mod projects;
 #[cfg(test)]
 mod tests;

@@ -6,6 +6,7 @@ mod agent;
 mod api_v1;
 mod llm;
 mod protocol;
+mod runtime_choice;
 mod sandbox;
 mod serve;
 mod session;

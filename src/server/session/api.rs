@@ -15,7 +15,6 @@ use crate::runtime::project::{InvalidProjectId, ProjectId};
 use crate::runtime::runner::PreviewError;
 use crate::runtime::session::{FileChange, Message, MessageStatus, Role, SessionEvent};
 use crate::server::llm::client::ChatMessage;
-use crate::server::llm::prompt::RuntimeDescription;
 use crate::server::projects::ProjectError;
 use crate::server::state::AppState;
 use crate::server::store::MessageRow;
@@ -85,15 +84,17 @@ fn spawn_answer(
     }
     let handle = Arc::clone(handle);
     let llm = Arc::clone(&state.llm);
-    let description = RuntimeDescription::from_config(&state.config);
+    let state = state.clone();
     let (message_id, since) = (answer.message_id.clone(), fix::mark(&handle));
-    let fix = FixContext {
-        project: Arc::clone(&handle),
-        llm: Arc::clone(&llm),
-        description,
-        config: state.config.fix.clone(),
-    };
     tokio::spawn(async move {
+        // The prompt describes the runtime this project runs on.
+        let description = super::runtime_choice::description(&state, &handle.id).await;
+        let fix = FixContext {
+            project: Arc::clone(&handle),
+            llm: Arc::clone(&llm),
+            description,
+            config: state.config.fix.clone(),
+        };
         turn::run(Arc::clone(&handle), llm, description, answer, cancel).await;
         handle.conversation().streaming = None;
         fix::follow(fix, message_id, since).await;
@@ -176,6 +177,7 @@ pub async fn stop(project: &str) -> Result<(), ApiError> {
         cancel.cancel();
     }
     handle.runner.abort();
+    handle.browser.stop();
     Ok(())
 }
 

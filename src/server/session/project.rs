@@ -61,6 +61,8 @@ pub struct ProjectHandle {
     pub runner: Runner,
     /// Files the latest answer wrote: what they held before it.
     pub answer_before: Baselines,
+    /// The answers' text for the browser, when the project runs there.
+    pub browser: super::browser::Relay,
     conversation: Mutex<Conversation>,
 }
 
@@ -93,6 +95,7 @@ impl ProjectHandle {
             runtime,
             runner,
             answer_before,
+            browser: super::browser::Relay::default(),
             conversation: Mutex::new(Conversation::default()),
         })
     }
