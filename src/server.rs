@@ -16,3 +16,4 @@ pub mod serve;
 pub mod session;
 pub mod state;
 pub mod store;
+pub mod webcontainer_package;

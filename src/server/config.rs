@@ -69,6 +69,8 @@ pub use crate::runtime::kind::RuntimeKind;
 #[serde(deny_unknown_fields)]
 pub struct RuntimeConfig {
     pub default: RuntimeKind,
+    /// Where `@webcontainer/api`'s ES modules are served from.
+    pub webcontainer_dir: PathBuf,
 }
 
 /// Agent mode (`src/server/agent`).

@@ -26,6 +26,7 @@ pub fn app(state: AppState) -> Router {
         .route("/new", get(open_new_project))
         .merge(sandbox::routes())
         .merge(super::api_v1::routes())
+        .merge(super::webcontainer_package::routes(&state))
         .leptos_routes_with_context(
             &state,
             routes,

@@ -77,6 +77,9 @@ pub async fn sleep(duration: Duration) {
     let _ = rx.await;
 }
 
+/// A WebContainer event listener (`port`, `server-ready`, `fs.watch`).
+type Listener = Closure<dyn FnMut(JsValue, JsValue, JsValue)>;
+
 #[derive(Default)]
 struct Listeners {
     /// Listening ports and their addresses.
@@ -103,7 +106,7 @@ pub struct WebContainerRuntime {
     listeners: Rc<RefCell<Listeners>>,
     next_pid: Cell<u32>,
     /// Kept alive as long as the runtime: the WebContainer calls them.
-    _callbacks: Vec<Closure<dyn FnMut(JsValue, JsValue, JsValue)>>,
+    _callbacks: Vec<Listener>,
 }
 
 impl WebContainerRuntime {
@@ -112,41 +115,34 @@ impl WebContainerRuntime {
         let listeners = Rc::new(RefCell::new(Listeners::default()));
         let ports = {
             let listeners = Rc::clone(&listeners);
-            Closure::<dyn FnMut(JsValue, JsValue, JsValue)>::new(
-                move |port: JsValue, open: JsValue, url: JsValue| {
-                    let Some(port) = port.as_f64().and_then(|p| u16::try_from(p as i64).ok())
-                    else {
-                        return;
-                    };
-                    let mut l = listeners.borrow_mut();
-                    if open.as_bool().unwrap_or(false) {
-                        let url = url.as_string().unwrap_or_default();
-                        if l.ports.insert(port, url).is_none() {
-                            l.port(PortEvent::Opened { port });
-                        }
-                    } else if l.ports.remove(&port).is_some() {
-                        l.port(PortEvent::Closed { port });
+            Listener::new(move |port: JsValue, open: JsValue, url: JsValue| {
+                let Some(port) = port.as_f64().and_then(|p| u16::try_from(p as i64).ok()) else {
+                    return;
+                };
+                let mut l = listeners.borrow_mut();
+                if open.as_bool().unwrap_or(false) {
+                    let url = url.as_string().unwrap_or_default();
+                    if l.ports.insert(port, url).is_none() {
+                        l.port(PortEvent::Opened { port });
                     }
-                },
-            )
+                } else if l.ports.remove(&port).is_some() {
+                    l.port(PortEvent::Closed { port });
+                }
+            })
         };
         let files = {
             let listeners = Rc::clone(&listeners);
             let wc = wc.clone();
-            Closure::<dyn FnMut(JsValue, JsValue, JsValue)>::new(
-                move |path: JsValue, _: JsValue, _: JsValue| {
-                    let Some(path) = path.as_string() else { return };
-                    let (listeners, wc) = (Rc::clone(&listeners), wc.clone());
-                    leptos::task::spawn_local(async move {
-                        let removed = !exists(&wc, &path).await;
-                        listeners.borrow_mut().fs(FsEvent { path, removed });
-                    });
-                },
-            )
+            Listener::new(move |path: JsValue, _: JsValue, _: JsValue| {
+                let Some(path) = path.as_string() else { return };
+                let (listeners, wc) = (Rc::clone(&listeners), wc.clone());
+                leptos::task::spawn_local(async move {
+                    let removed = !exists(&wc, &path).await;
+                    listeners.borrow_mut().fs(FsEvent { path, removed });
+                });
+            })
         };
-        let as_function = |c: &Closure<dyn FnMut(JsValue, JsValue, JsValue)>| {
-            c.as_ref().unchecked_ref::<Function>().clone()
-        };
+        let as_function = |c: &Listener| c.as_ref().unchecked_ref::<Function>().clone();
         js::on(&wc, "port", &as_function(&ports));
         js::on(&wc, "server-ready", &as_function(&ports));
         js::watch(&wc, &as_function(&files));

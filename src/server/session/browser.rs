@@ -100,15 +100,12 @@ impl Relay {
 
 impl RelayInner {
     fn send(&mut self, event: RelayEvent) {
-        if let Some(tab) = &self.tab {
-            match tab.unbounded_send(event) {
-                Ok(()) => return,
-                Err(e) => {
-                    self.tab = None;
-                    self.pending.push_back(e.into_inner());
-                }
-            }
-        } else {
+        let unsent = match &self.tab {
+            Some(tab) => tab.unbounded_send(event).err().map(|e| e.into_inner()),
+            None => Some(event),
+        };
+        if let Some(event) = unsent {
+            self.tab = None;
             self.pending.push_back(event);
         }
     }
