@@ -19,6 +19,8 @@ pub enum RelayEvent {
     /// The person pressed Stop: abort the running command and every
     /// pending action.
     Stop,
+    /// Another tab of the project took over; this one runs no more answers.
+    Replaced,
 }
 
 /// A file change the browser made in its runtime, repeated on the

@@ -200,6 +200,10 @@ async fn follow_answers(project: String, runner: Runner, outbox: Outbox) {
             while let Some(Ok(chunk)) = chunks.next().await {
                 for line in lines.push(&chunk) {
                     match serde_json::from_slice::<RelayEvent>(&line) {
+                        Ok(RelayEvent::Replaced) => {
+                            leptos::logging::log!("another tab runs this project's answers now");
+                            return;
+                        }
                         Ok(event) => apply(event, &mut parsers, &runner, &outbox),
                         Err(e) => leptos::logging::warn!("unreadable relayed text: {e}"),
                     }
@@ -238,6 +242,7 @@ fn apply(
             }
         }
         RelayEvent::Stop => runner.abort(),
+        RelayEvent::Replaced => {}
     }
 }
 

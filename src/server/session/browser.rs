@@ -89,6 +89,10 @@ impl Relay {
     pub fn subscribe(&self) -> mpsc::UnboundedReceiver<RelayEvent> {
         let (tx, rx) = mpsc::unbounded();
         let mut inner = self.lock();
+        if let Some(previous) = inner.tab.take() {
+            // It may have closed already; then there is nobody to tell.
+            let _ = previous.unbounded_send(RelayEvent::Replaced);
+        }
         for event in inner.pending.drain(..) {
             // The receiver is in hand, so this cannot fail.
             let _ = tx.unbounded_send(event);
@@ -237,6 +241,7 @@ mod tests {
         // A second tab takes over; the first one's relay ends.
         let mut second = relay.subscribe();
         relay.end("m2", false);
+        assert_eq!(first.next().await, Some(RelayEvent::Replaced));
         assert_eq!(first.next().await, None);
         let end = RelayEvent::End {
             message_id: "m2".into(),
