@@ -3,6 +3,7 @@
 //! `hydrate` feature inside the component that needs it.
 
 pub mod api;
+mod browser_runtime;
 mod chat;
 mod editor;
 mod file_tree;
@@ -10,6 +11,7 @@ mod ide;
 mod markdown;
 mod page;
 mod preview;
+mod runtime_choice;
 #[cfg(feature = "hydrate")]
 mod scripts;
 mod session;
@@ -17,6 +19,8 @@ mod settings;
 mod splitter;
 mod terminal;
 pub mod transfer;
+#[cfg(feature = "hydrate")]
+mod webcontainer;
 mod workbench;
 
 use leptos::either::EitherOf4;

@@ -5,10 +5,12 @@
 pub mod action;
 pub mod build_result;
 pub mod host;
+pub mod kind;
 pub mod llm;
 pub mod preview;
 pub mod project;
 pub mod protocol;
+pub mod relay;
 pub mod runner;
 pub mod session;
 pub mod tree;

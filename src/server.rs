@@ -19,3 +19,4 @@ pub mod session;
 pub mod state;
 pub mod store;
 pub mod transfer;
+pub mod webcontainer_package;

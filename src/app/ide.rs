@@ -7,6 +7,7 @@ use super::chat::ChatPane;
 use super::editor::EditorPane;
 use super::file_tree::FileTree;
 use super::preview::PreviewPane;
+use super::runtime_choice::{RuntimeChoice, RuntimeError, RuntimeStatus};
 use super::session::SessionStore;
 use super::settings::{LlmSettings, ProviderStatus, SettingsPanel};
 use super::splitter::{Axis, Splitter};
@@ -29,6 +30,7 @@ pub struct CurrentProject(pub ProjectId);
 
 #[component]
 pub fn Ide(project: ProjectId) -> impl IntoView {
+    RuntimeChoice::provide(project.clone());
     provide_context(CurrentProject(project.clone()));
     let workbench = Workbench::new(Some(project.clone()));
     provide_context(workbench);
@@ -75,6 +77,7 @@ fn Workspace() -> impl IntoView {
                 <span class="brand">"Rivet"</span>
                 <span class="spacer"></span>
                 <super::transfer::ExportMenu />
+                <RuntimeStatus />
                 <ProviderStatus settings_open />
                 <button
                     class="icon-button"
@@ -86,6 +89,7 @@ fn Workspace() -> impl IntoView {
                 </button>
             </header>
             <SettingsPanel open=settings_open />
+            <RuntimeError />
             <div class="panes">
                 <ChatPane />
                 <Splitter axis=Axis::Columns size=layout.chat min=260.0 max=900.0 />

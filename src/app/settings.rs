@@ -63,6 +63,7 @@ pub fn SettingsPanel(open: RwSignal<bool>) -> impl IntoView {
             class:open=move || open.get()
         >
             <h2>"Settings"</h2>
+            <super::runtime_choice::RuntimeSetting />
             <Transition fallback=|| view! { <p>"Loading…"</p> }>
                 {move || {
                     llm.settings
@@ -78,7 +79,7 @@ pub fn SettingsPanel(open: RwSignal<bool>) -> impl IntoView {
                         .map(|info| {
                             view! {
                                 <dl class="settings-list">
-                                    <dt>"Runtime"</dt>
+                                    <dt>"Runtime of new projects"</dt>
                                     <dd>{info.runtime}</dd>
                                     <dt>"Data directory"</dt>
                                     <dd>{info.data_dir}</dd>

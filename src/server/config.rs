@@ -73,17 +73,14 @@ pub struct LlmConfig {
     pub max_tokens: u32,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum RuntimeKind {
-    Sandbox,
-    Webcontainer,
-}
+pub use crate::runtime::kind::RuntimeKind;
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RuntimeConfig {
     pub default: RuntimeKind,
+    /// Where `@webcontainer/api`'s ES modules are served from.
+    pub webcontainer_dir: PathBuf,
 }
 
 /// Agent mode (`src/server/agent`).

@@ -34,6 +34,7 @@ pub fn app(state: AppState) -> Router {
         .route("/new", get(open_new_project))
         .merge(sandbox::routes())
         .merge(super::api_v1::routes())
+        .merge(super::webcontainer_package::routes(&state))
         .route("/p/{project}", get(page.clone()))
         .route("/import", get(page))
         // No page routes: this registers the server functions.

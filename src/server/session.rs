@@ -6,11 +6,13 @@
 
 pub mod agent;
 pub mod api;
+pub mod browser;
 pub mod fix;
 mod hub;
 mod project;
 mod recording;
 mod restore;
+pub mod runtime_choice;
 mod saved;
 mod turn;
 

@@ -8,6 +8,7 @@
 mod checkpoints;
 mod events;
 mod messages;
+mod project_runtime;
 mod projects;
 #[cfg(test)]
 mod tests;

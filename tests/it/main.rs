@@ -7,6 +7,7 @@ mod api_v1;
 mod checkpoints;
 mod llm;
 mod protocol;
+mod runtime_choice;
 mod sandbox;
 mod serve;
 mod session;

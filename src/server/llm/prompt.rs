@@ -22,7 +22,12 @@ pub enum RuntimeDescription {
 
 impl RuntimeDescription {
     pub fn from_config(config: &Config) -> RuntimeDescription {
-        match config.runtime.default {
+        RuntimeDescription::for_kind(config, config.runtime.default)
+    }
+
+    /// The description of a project that runs on `kind`.
+    pub fn for_kind(config: &Config, kind: RuntimeKind) -> RuntimeDescription {
+        match kind {
             RuntimeKind::Sandbox => RuntimeDescription::Sandbox {
                 network: config.sandbox.network,
                 timeout_secs: config.sandbox.timeout_secs,

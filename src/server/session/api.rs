@@ -18,7 +18,6 @@ use crate::runtime::session::{
     Decision, FileChange, Message, MessageStatus, Mode, Role, SessionEvent,
 };
 use crate::server::llm::client::ChatMessage;
-use crate::server::llm::prompt::RuntimeDescription;
 use crate::server::projects::ProjectError;
 use crate::server::state::AppState;
 use crate::server::store::MessageRow;
@@ -90,17 +89,19 @@ fn spawn_answer(
     }
     let handle = Arc::clone(handle);
     let llm = Arc::clone(&state.llm);
-    let description = RuntimeDescription::from_config(&state.config);
+    let state = state.clone();
     let (message_id, since) = (answer.message_id.clone(), fix::mark(&handle));
-    let fix = FixContext {
-        project: Arc::clone(&handle),
-        llm: Arc::clone(&llm),
-        description,
-        config: state.config.fix.clone(),
-    };
     let agent_mode = agent::mode(&handle, &state.config.agent) == Mode::Agent;
     let agent_config = state.config.agent.clone();
     tokio::spawn(async move {
+        // The prompt describes the runtime this project runs on.
+        let description = super::runtime_choice::description(&state, &handle.id).await;
+        let fix = FixContext {
+            project: Arc::clone(&handle),
+            llm: Arc::clone(&llm),
+            description,
+            config: state.config.fix.clone(),
+        };
         // A continued answer (text so far) is always a Build answer.
         if agent_mode && answer.text.is_empty() {
             let cx = AgentContext {
@@ -198,6 +199,7 @@ pub async fn stop(project: &str) -> Result<(), ApiError> {
         cancel.cancel();
     }
     handle.runner.abort();
+    handle.browser.stop();
     Ok(())
 }
 

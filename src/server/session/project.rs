@@ -65,6 +65,8 @@ pub struct ProjectHandle {
     pub checkpoints: OnceLock<Arc<crate::server::checkpoint::Checkpoints>>,
     /// Agent steps waiting for the person, and the agent's servers.
     pub agent: super::agent::AgentSlot,
+    /// The answers' text for the browser, when the project runs there.
+    pub browser: super::browser::Relay,
     conversation: Mutex<Conversation>,
 }
 
@@ -99,6 +101,7 @@ impl ProjectHandle {
             answer_before,
             checkpoints: OnceLock::new(),
             agent: super::agent::AgentSlot::default(),
+            browser: super::browser::Relay::default(),
             conversation: Mutex::new(Conversation::default()),
         })
     }

@@ -48,6 +48,8 @@ pub async fn run(
         history,
     } = answer;
     let continuing = !earlier.is_empty();
+    // A WebContainer project's browser parses and runs the answer itself.
+    let in_browser = runtime_description == RuntimeDescription::WebContainer;
     let publish = |event: SessionEvent| project.publish(event);
     let mut saved = SavedAnswer::new(&message_id, None, &earlier);
 
@@ -68,6 +70,10 @@ pub async fn run(
     let outcome = chat(&llm_config, request, cancel, |event| match event {
         LlmEvent::Delta { text } => {
             saved.delta(&project.session, &text);
+            if in_browser {
+                project.browser.delta(&message_id, &text);
+                return;
+            }
             for event in parser.push(&text) {
                 // The state learns of an action before the runner reports on it.
                 project.publish(SessionEvent::Protocol {
@@ -118,6 +124,7 @@ pub async fn run(
             });
         }
         Err(LlmError::Cancelled) => {
+            project.browser.end(&message_id, true);
             close_parser(&project, &message_id, parser);
             record_answer(&project, history, &text);
             let status = MessageStatus::Stopped;
@@ -179,6 +186,7 @@ fn finish_failed(
 /// Ends the parser: held-back text is shown, and an action still open is
 /// closed as truncated (the runner reports it and does not run it).
 pub fn close_parser(project: &ProjectHandle, message_id: &str, parser: Parser) {
+    project.browser.end(message_id, false);
     for event in parser.finish() {
         project.publish(SessionEvent::Protocol {
             message_id: message_id.to_owned(),

@@ -1,0 +1,95 @@
+import { expect, test, type Page } from '@playwright/test';
+import { actions, newProject, openIde, send } from './helpers';
+
+// The todo scenario with the answer parsed and run in the browser, on a
+// WebContainer project. Which WebContainer the page gets depends on what
+// the test server serves at /vendor/webcontainer/: the double in
+// end2end/webcontainer-double/ (RIVET_RUNTIME_WEBCONTAINER_DIR pointing
+// there; commands run in the project's server sandbox, so npm and Vite
+// really run) or the real @webcontainer/api, which boots StackBlitz's
+// runtime and needs its hosts.
+
+const APP_READY = 180_000;
+const DOUBLE = 'rivet-webcontainer-double';
+
+async function servedPackage(page: Page): Promise<string> {
+  return page.evaluate(async () => {
+    const response = await fetch('/vendor/webcontainer/index.js');
+    return response.ok ? response.text() : '';
+  });
+}
+
+async function stackblitzReachable(): Promise<string | null> {
+  try {
+    const response = await fetch('https://stackblitz.com/', { signal: AbortSignal.timeout(5_000) });
+    return response.ok || response.status < 500 ? null : `stackblitz.com answered ${response.status}`;
+  } catch (error) {
+    return `stackblitz.com is unreachable from here (${error})`;
+  }
+}
+
+/** A new project moved to the WebContainer runtime, reopened. */
+async function webcontainerProject(page: Page): Promise<string> {
+  const project = await newProject(page);
+  const status = await page.evaluate(async (p) => {
+    const body = new URLSearchParams({ project: p, runtime: 'webcontainer' });
+    return (await fetch('/api/set_project_runtime', { method: 'POST', body })).status;
+  }, project);
+  expect(status).toBe(200);
+  await openIde(page, `/p/${project}`);
+  await expect(page.getByTestId('runtime-status')).toHaveAttribute('data-runtime', 'webcontainer');
+  return project;
+}
+
+async function todoScenario(page: Page) {
+  const project = await webcontainerProject(page);
+  await send(page, 'build a todo app');
+  const answer = page.getByTestId('message-assistant');
+  await expect(answer.getByTestId('artifact-card')).toContainText('React Todo App');
+  await expect(page.locator('[data-testid="file-entry"][data-path="src/App.jsx"]')).toBeVisible();
+  await expect(page.getByTestId('terminal-rivet')).toContainText('npm install', { timeout: APP_READY });
+  const app = page.frameLocator('[data-testid="preview-frame"]');
+  await expect(app.getByRole('heading', { name: 'Todos' })).toBeVisible({ timeout: APP_READY });
+  await expect(actions(page, 'start')).toHaveAttribute('data-status', 'complete');
+  await expect(page.getByTestId('runtime-error')).toHaveCount(0);
+
+  // The server's record is complete: the files the browser wrote are there.
+  const written = await page.evaluate(async (p) => {
+    const response = await fetch(`/api/v1/projects/${p}/files/src/App.jsx`);
+    return response.ok ? response.text() : '';
+  }, project);
+  expect(written).toContain('export default function App');
+
+  // An edit hot-reloads.
+  await app.getByLabel('New todo').fill('buy milk');
+  await app.getByRole('button', { name: 'Add' }).click();
+  await send(page, 'add a clear completed button');
+  await expect(actions(page, 'edit')).toHaveAttribute('data-status', 'complete');
+  await expect(app.getByRole('button', { name: 'Clear completed' })).toBeVisible({ timeout: APP_READY });
+  await expect(app.getByRole('listitem')).toContainText('buy milk');
+}
+
+test('offline: the browser parses and runs the todo answer on the WebContainer double', async ({ page }) => {
+  await newProject(page);
+  const served = await servedPackage(page);
+  const reason = 'the test server serves the real @webcontainer/api, not the double (set RIVET_RUNTIME_WEBCONTAINER_DIR=end2end/webcontainer-double)';
+  if (!served.includes(DOUBLE)) console.log(`skipped: ${reason}`);
+  test.skip(!served.includes(DOUBLE), reason);
+  test.setTimeout(2 * APP_READY + 60_000);
+  await todoScenario(page);
+});
+
+test('online: the todo app builds in a real WebContainer', async ({ page }) => {
+  await newProject(page);
+  const served = await servedPackage(page);
+  const unreachable = await stackblitzReachable();
+  const reason = served.includes(DOUBLE)
+    ? 'the test server serves the WebContainer double, not @webcontainer/api'
+    : !served
+      ? '@webcontainer/api is not served at /vendor/webcontainer/ (npm ci not run?)'
+      : unreachable;
+  if (reason) console.log(`skipped: ${reason}`);
+  test.skip(reason !== null, reason ?? '');
+  test.setTimeout(2 * APP_READY + 60_000);
+  await todoScenario(page);
+});

@@ -1,0 +1,202 @@
+//! The runtime each project runs on: chosen when it is created (from
+//! `[runtime] default`), kept in the store, changeable from the settings.
+
+use super::project_row;
+use crate::runtime::kind::RuntimeKind;
+use crate::runtime::project::{InvalidProjectId, ProjectId};
+use crate::server::llm::prompt::RuntimeDescription;
+use crate::server::projects::ProjectError;
+use crate::server::state::AppState;
+use crate::server::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeChoiceError {
+    #[error(transparent)]
+    InvalidProject(#[from] InvalidProjectId),
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("an answer is still streaming; stop it before changing the runtime")]
+    Busy,
+}
+
+/// The runtime the project runs on. A project the store does not know yet
+/// is recorded with `[runtime] default`.
+pub async fn project_runtime(
+    state: &AppState,
+    project: &str,
+) -> Result<RuntimeKind, RuntimeChoiceError> {
+    let id = ProjectId::parse(project)?;
+    state.projects.get(&id)?;
+    stored_runtime(state, &id).await
+}
+
+async fn stored_runtime(
+    state: &AppState,
+    id: &ProjectId,
+) -> Result<RuntimeKind, RuntimeChoiceError> {
+    let row = project_row(state, id);
+    state.store.ensure_project(&row).await?;
+    let stored = state
+        .store
+        .project(id.as_str())
+        .await?
+        .map_or(row.runtime, |row| row.runtime);
+    Ok(RuntimeKind::parse(&stored).unwrap_or_else(|error| {
+        tracing::warn!(project = %id.as_str(), %error, "the stored runtime is unknown; using the default");
+        state.config.runtime.default
+    }))
+}
+
+/// Moves the project to `runtime`; refused while an answer streams, since
+/// its actions are running on the other one.
+pub async fn set_runtime(
+    state: &AppState,
+    project: &str,
+    runtime: RuntimeKind,
+) -> Result<RuntimeKind, RuntimeChoiceError> {
+    let id = ProjectId::parse(project)?;
+    state.projects.get(&id)?;
+    if let Some(handle) = state.open_projects.get(&id)
+        && handle.conversation().streaming.is_some()
+    {
+        return Err(RuntimeChoiceError::Busy);
+    }
+    state.store.ensure_project(&project_row(state, &id)).await?;
+    state
+        .store
+        .set_project_runtime(id.as_str(), runtime.as_str())
+        .await?;
+    Ok(runtime)
+}
+
+/// What the system prompt says about where the project's actions run.
+pub async fn description(state: &AppState, id: &ProjectId) -> RuntimeDescription {
+    let kind = match stored_runtime(state, id).await {
+        Ok(kind) => kind,
+        Err(error) => {
+            tracing::warn!(project = %id.as_str(), %error, "the project's runtime could not be read");
+            state.config.runtime.default
+        }
+    };
+    RuntimeDescription::for_kind(&state.config, kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::server::config::Config;
+
+    fn state(default: RuntimeKind) -> (AppState, tempfile::TempDir) {
+        let data = tempfile::tempdir().unwrap();
+        let mut config = Config::defaults();
+        config.server.data_dir = data.path().to_owned();
+        config.runtime.default = default;
+        let options = leptos::config::LeptosOptions::builder()
+            .output_name("rivet")
+            .site_root("target/site")
+            .build();
+        (AppState::new(options, config), data)
+    }
+
+    #[tokio::test]
+    async fn a_new_project_runs_on_the_configured_default() {
+        for default in RuntimeKind::ALL {
+            let (state, _data) = state(default);
+            let project = state.projects.create("p").unwrap();
+            let got = project_runtime(&state, project.id.as_str()).await.unwrap();
+            assert_eq!(got, default);
+            let row = state.store.project(project.id.as_str()).await.unwrap();
+            assert_eq!(row.unwrap().runtime, default.as_str());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_switched_runtime_is_stored_and_described_to_the_model() {
+        let (state, _data) = state(RuntimeKind::Webcontainer);
+        let project = state.projects.create("p").unwrap();
+        let id = project.id.as_str();
+        assert_eq!(
+            description(&state, &project.id).await,
+            RuntimeDescription::WebContainer
+        );
+        let set = set_runtime(&state, id, RuntimeKind::Sandbox).await.unwrap();
+        assert_eq!(set, RuntimeKind::Sandbox);
+        assert_eq!(
+            project_runtime(&state, id).await.unwrap(),
+            RuntimeKind::Sandbox
+        );
+        assert!(matches!(
+            description(&state, &project.id).await,
+            RuntimeDescription::Sandbox { .. }
+        ));
+        // Another project keeps the default.
+        let other = state.projects.create("q").unwrap();
+        assert_eq!(
+            project_runtime(&state, other.id.as_str()).await.unwrap(),
+            RuntimeKind::Webcontainer
+        );
+    }
+
+    #[tokio::test]
+    async fn runtime_switch_while_an_answer_streams_is_refused() {
+        let (state, _data) = state(RuntimeKind::Webcontainer);
+        let project = state.projects.create("p").unwrap();
+        let handle = state.open_projects.open(&state, &project.id).await;
+        handle.conversation().streaming = Some(CancellationToken::new());
+        let err = set_runtime(&state, project.id.as_str(), RuntimeKind::Sandbox)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RuntimeChoiceError::Busy), "{err}");
+        assert_eq!(
+            project_runtime(&state, project.id.as_str()).await.unwrap(),
+            RuntimeKind::Webcontainer
+        );
+        handle.conversation().streaming = None;
+        set_runtime(&state, project.id.as_str(), RuntimeKind::Sandbox)
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn runtime_of_unknown_project_is_not_found() {
+        let (state, _data) = state(RuntimeKind::Sandbox);
+        let err = project_runtime(&state, "nosuchproject").await.unwrap_err();
+        assert!(matches!(err, RuntimeChoiceError::Project(_)), "{err}");
+        let err = set_runtime(&state, "nosuchproject", RuntimeKind::Sandbox)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RuntimeChoiceError::Project(_)), "{err}");
+    }
+
+    #[tokio::test]
+    async fn runtime_of_invalid_project_id_is_refused() {
+        let (state, _data) = state(RuntimeKind::Sandbox);
+        for bad in ["", "../etc", "UPPER"] {
+            let err = project_runtime(&state, bad).await.unwrap_err();
+            assert!(
+                matches!(err, RuntimeChoiceError::InvalidProject(_)),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_unknown_stored_runtime_falls_back_to_the_default() {
+        let (state, _data) = state(RuntimeKind::Webcontainer);
+        let project = state.projects.create("p").unwrap();
+        project_runtime(&state, project.id.as_str()).await.unwrap();
+        state
+            .store
+            .set_project_runtime(project.id.as_str(), "docker")
+            .await
+            .unwrap();
+        assert_eq!(
+            project_runtime(&state, project.id.as_str()).await.unwrap(),
+            RuntimeKind::Webcontainer
+        );
+    }
+}

@@ -1,0 +1,229 @@
+//! The runtime of each project through the real `rivet serve` and its server
+//! functions: chosen from `RIVET_RUNTIME_DEFAULT` at creation, switched, and
+//! still switched after a restart.
+#![cfg(feature = "ssr")]
+
+use std::net::SocketAddr;
+
+struct Serve {
+    child: tokio::process::Child,
+    addr: SocketAddr,
+    http: reqwest::Client,
+}
+
+impl Serve {
+    async fn start(data: &std::path::Path, default: &str) -> Serve {
+        Serve::start_with(data, default, &[]).await
+    }
+
+    async fn start_with(data: &std::path::Path, default: &str, env: &[(&str, &str)]) -> Serve {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
+        super::support::serve_in(&mut command, data);
+        command.env("RIVET_RUNTIME_DEFAULT", default);
+        command.envs(env.iter().copied());
+        let (child, addr) = super::support::spawn_serve(command).await;
+        Serve {
+            child,
+            addr,
+            http: super::support::client().build().unwrap(),
+        }
+    }
+
+    async fn stop(mut self) {
+        self.child.start_kill().unwrap();
+        self.child.wait().await.unwrap();
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    async fn new_project(&self) -> String {
+        let response = self.http.get(self.url("/new")).send().await.unwrap();
+        let location = response.headers()["location"].to_str().unwrap();
+        location.trim_start_matches("/p/").to_owned()
+    }
+
+    async fn call(&self, function: &str, fields: &[(&str, &str)]) -> (u16, String) {
+        let response = self
+            .http
+            .post(self.url(&format!("/api/{function}")))
+            .form(fields)
+            .send()
+            .await
+            .unwrap();
+        (response.status().as_u16(), response.text().await.unwrap())
+    }
+
+    async fn runtime(&self, project: &str) -> String {
+        let (status, body) = self.call("project_runtime", &[("project", project)]).await;
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    }
+}
+
+#[tokio::test]
+async fn runtime_switch_to_sandbox_survives_a_restart() {
+    let data = tempfile::tempdir().unwrap();
+    let project = {
+        let serve = Serve::start(data.path(), "webcontainer").await;
+        let project = serve.new_project().await;
+        assert_eq!(serve.runtime(&project).await, "webcontainer");
+        let (status, body) = serve
+            .call(
+                "set_project_runtime",
+                &[("project", &project), ("runtime", "sandbox")],
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(serve.runtime(&project).await, "sandbox");
+        // The HTTP API reports the same runtime.
+        let row: serde_json::Value = serve
+            .http
+            .get(serve.url(&format!("/api/v1/projects/{project}")))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(row["runtime"], "sandbox");
+        serve.stop().await;
+        project
+    };
+    let serve = Serve::start(data.path(), "webcontainer").await;
+    assert_eq!(serve.runtime(&project).await, "sandbox");
+    // A project made after the restart still follows the default.
+    let fresh = serve.new_project().await;
+    assert_eq!(serve.runtime(&fresh).await, "webcontainer");
+}
+
+#[tokio::test]
+async fn runtime_switch_to_unknown_runtime_is_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let serve = Serve::start(data.path(), "sandbox").await;
+    let project = serve.new_project().await;
+    let (status, _) = serve
+        .call(
+            "set_project_runtime",
+            &[("project", &project), ("runtime", "docker")],
+        )
+        .await;
+    assert_ne!(status, 200);
+    assert_eq!(serve.runtime(&project).await, "sandbox");
+}
+
+async fn post_json(serve: &Serve, function: &str, body: serde_json::Value) -> u16 {
+    let response = serve
+        .http
+        .post(serve.url(&format!("/api/{function}")))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    response.status().as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_webcontainer_answer_is_relayed_to_the_tab_which_reports_back() {
+    use futures::StreamExt;
+    use rivet::runtime::relay::RelayEvent;
+    use rivet::runtime::session::LineDecoder;
+
+    let mock = super::llm::Mock::start(&["--chunk-size", "64"]);
+    let data = tempfile::tempdir().unwrap();
+    let base_url = mock.base_url();
+    let env = [
+        ("RIVET_LLM_PROVIDER", "custom"),
+        ("RIVET_LLM_BASE_URL", base_url.as_str()),
+        ("RIVET_LLM_MODEL", "rivet-replay"),
+    ];
+    let serve = Serve::start_with(data.path(), "webcontainer", &env).await;
+    let project = serve.new_project().await;
+
+    // The tab follows the relay, then the person sends a message.
+    let relay = serve
+        .http
+        .post(serve.url("/api/browser_answers"))
+        .form(&[("project", project.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(relay.status(), 200);
+    let (status, body) = serve
+        .call(
+            "send_message",
+            &[("project", &project), ("text", "build a todo app")],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    let mut text = String::new();
+    let mut lines = LineDecoder::default();
+    let mut body = relay.bytes_stream();
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        while let Some(Ok(chunk)) = body.next().await {
+            for line in lines.push(&chunk) {
+                match serde_json::from_slice::<RelayEvent>(&line).unwrap() {
+                    RelayEvent::Delta { text: piece, .. } => text.push_str(&piece),
+                    RelayEvent::End { stopped, .. } => return stopped,
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+        }
+        panic!("the relay ended before the answer did");
+    })
+    .await
+    .unwrap();
+    assert!(!ended, "the answer was not stopped");
+    assert!(text.contains("<boltArtifact"), "{text}");
+    assert!(text.contains("React Todo App"), "{text}");
+
+    // The server ran none of it: the answer's files are the tab's to write.
+    let file = |path: &str| serve.url(&format!("/api/v1/projects/{project}/files/{path}"));
+    let missing = serve.http.get(file("package.json")).send().await.unwrap();
+    assert_eq!(missing.status(), 404);
+
+    // What the tab reports becomes the server's record.
+    let change =
+        serde_json::json!({"type": "write", "path": "src/App.jsx", "content": "tab wrote this"});
+    let status = post_json(
+        &serve,
+        "mirror_file",
+        serde_json::json!({"project": project, "change": change}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let written = serve.http.get(file("src/App.jsx")).send().await.unwrap();
+    assert_eq!(written.text().await.unwrap(), "tab wrote this");
+    let events = serde_json::json!([{"type": "terminal", "text": "$ npm install\r\n"}]);
+    let status = post_json(
+        &serve,
+        "report_events",
+        serde_json::json!({"project": project, "events": events}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let refused = serde_json::json!([{"type": "message_resumed", "message_id": "m2"}]);
+    let status = post_json(
+        &serve,
+        "report_events",
+        serde_json::json!({"project": project, "events": refused}),
+    )
+    .await;
+    assert_ne!(status, 200);
+
+    // The answer itself is the server's: stored whole, complete.
+    let messages: serde_json::Value = serve
+        .http
+        .get(serve.url(&format!("/api/v1/projects/{project}/messages")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let last = messages.as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["status"], "complete", "{last}");
+    assert_eq!(last["text"].as_str().unwrap(), text);
+}
