@@ -223,8 +223,9 @@ impl Runner {
         });
     }
 
-    /// Reports a failure of the run as a build result.
-    fn build_result(&self, mut result: BuildResult, action: Option<&ActionRef>) {
+    /// Reports a failure of the run as a build result (also one the
+    /// previewed page reported).
+    pub fn build_result(&self, mut result: BuildResult, action: Option<&ActionRef>) {
         result.id = {
             let mut control = self.control();
             control.results += 1;

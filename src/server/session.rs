@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod fix;
+pub mod page_report;
 mod hub;
 mod project;
 mod recording;

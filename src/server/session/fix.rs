@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::project::ProjectHandle;
 use super::turn;
-use crate::runtime::build_result::BuildResult;
+use crate::runtime::build_result::{BuildResult, Stage};
 use crate::runtime::host::Runtime;
 use crate::runtime::session::{FixAttempt, Message, MessageStatus, SessionEvent, SessionState};
 use crate::server::config::FixConfig;
@@ -247,12 +247,7 @@ impl RunEnd {
     fn read(state: &SessionState, message_id: &str, since: u64) -> RunEnd {
         let message = state.message(message_id);
         RunEnd {
-            failures: state
-                .build_results
-                .iter()
-                .filter(|r| r.id > since)
-                .cloned()
-                .collect(),
+            failures: failures_after(state, since),
             changed: !state.changed_by_last_answer.is_empty(),
             tokens: message.and_then(|m| m.usage).map_or(0, |u| u.total_tokens),
             complete: message.is_some_and(|m| m.status == MessageStatus::Complete),
@@ -260,8 +255,33 @@ impl RunEnd {
     }
 }
 
-/// Waits until the actions are done, then a little longer for a compile
-/// error unless there is a failure already. False when cancelled.
+/// The build results after `since` that call for an attempt: none when
+/// every one is a `console.error` of the page (which an app may log on
+/// purpose); with them when another failure does.
+fn failures_after(state: &SessionState, since: u64) -> Vec<BuildResult> {
+    let failures: Vec<BuildResult> = state
+        .build_results
+        .iter()
+        .filter(|r| r.id > since)
+        .cloned()
+        .collect();
+    if failures.iter().all(|r| r.stage == Stage::ConsoleError) {
+        Vec::new()
+    } else {
+        failures
+    }
+}
+
+/// How long to watch for failures once the actions are done: `settle_ms`
+/// for a compile error, and `page_error_ms` when a dev server is ready (its
+/// page reports errors once the preview loads it).
+fn watch_for(config: &FixConfig, serving: bool) -> Duration {
+    let page = if serving { config.page_error_ms } else { 0 };
+    Duration::from_millis(config.settle_ms.max(page))
+}
+
+/// Waits until the actions are done, then up to [`watch_for`] for a
+/// failure unless there is one already. False when cancelled.
 async fn settle(cx: &FixContext, cancel: &CancellationToken, since: u64) -> bool {
     loop {
         if cancel.is_cancelled() {
@@ -272,11 +292,22 @@ async fn settle(cx: &FixContext, cancel: &CancellationToken, since: u64) -> bool
         }
         tokio::time::sleep(POLL).await;
     }
-    let failed = mark(&cx.project) > since;
-    if !failed {
+    let serving = cx
+        .project
+        .session
+        .read(|s| s.previews.iter().any(|p| p.url.is_some()));
+    let deadline = tokio::time::Instant::now() + watch_for(&cx.config, serving);
+    loop {
+        let failed = cx
+            .project
+            .session
+            .read(|s| !failures_after(s, since).is_empty());
+        if failed || tokio::time::Instant::now() >= deadline {
+            break;
+        }
         tokio::select! {
             () = cancel.cancelled() => return false,
-            () = tokio::time::sleep(Duration::from_millis(cx.config.settle_ms)) => {}
+            () = tokio::time::sleep(POLL) => {}
         }
     }
     !cancel.is_cancelled()
