@@ -107,6 +107,16 @@ pub async fn report_page_error(
         .map_err(ServerFnError::new)
 }
 
+/// "Try again" on the fix loop's stop alert `alert`: automatic attempts
+/// start again with a fresh count.
+#[server(endpoint = "try_fix_again")]
+pub async fn try_fix_again(project: String, alert: u64) -> Result<(), ServerFnError> {
+    let state = expect_context::<crate::server::state::AppState>();
+    crate::server::session::fix::try_again_in(&state, &project, alert)
+        .await
+        .map_err(ServerFnError::new)
+}
+
 /// Gives a port the project's servers listen on a preview address, and
 /// returns it. Only the dev server of a `start` gets one without asking.
 #[server(endpoint = "open_preview")]

@@ -4,6 +4,7 @@
 //! of a `start` comes with its address, and any other port is given one by
 //! the server when the person picks it (`open_preview`).
 
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 mod reporter;
 
 use leptos::prelude::*;

@@ -22,6 +22,7 @@ use crate::server::config::FixConfig;
 use crate::server::llm::LlmService;
 use crate::server::llm::client::ChatMessage;
 use crate::server::llm::prompt::RuntimeDescription;
+use crate::server::state::AppState;
 
 /// Files larger than this are named but not quoted.
 const LARGEST_QUOTED_FILE: usize = 8 * 1024;
@@ -175,15 +176,88 @@ pub fn mark(project: &ProjectHandle) -> u64 {
 /// Follows the answer `message_id` (whose actions began after build result
 /// `since`) and makes attempts while its failures call for them. Stop, or a
 /// new message of the person, ends it.
-pub async fn follow(cx: FixContext, mut message_id: String, mut since: u64) {
+pub async fn follow(cx: FixContext, message_id: String, since: u64) {
     if !cx.config.enabled {
         return;
     }
+    let cancel = take_over(&cx.project);
+    run_loop(cx, cancel, Tally::default(), message_id, since).await;
+}
+
+/// A token for a new loop, which ends the one running.
+fn take_over(project: &ProjectHandle) -> CancellationToken {
     let cancel = CancellationToken::new();
-    if let Some(previous) = cx.project.conversation().fixing.replace(cancel.clone()) {
+    if let Some(previous) = project.conversation().fixing.replace(cancel.clone()) {
         previous.cancel();
     }
-    let mut tally = Tally::default();
+    cancel
+}
+
+/// "Try again" on the stop alert `alert_id`: a fresh count of attempts and
+/// tokens, starting with an attempt on the failures the loop stopped on.
+pub async fn try_again(cx: FixContext, alert_id: u64) -> Result<(), TryAgainError> {
+    let failures = cx.project.session.read(|s| {
+        let alert = s.alerts.iter().find(|a| a.id == alert_id);
+        let ids = alert.map(|a| a.fix_results.clone()).unwrap_or_default();
+        s.build_results
+            .iter()
+            .filter(|r| ids.contains(&r.id))
+            .cloned()
+            .collect::<Vec<_>>()
+    });
+    if failures.is_empty() {
+        return Err(TryAgainError::NotAStop(alert_id));
+    }
+    if cx.project.conversation().streaming.is_some() {
+        return Err(TryAgainError::Busy);
+    }
+    let cancel = take_over(&cx.project);
+    tokio::spawn(async move {
+        let since = mark(&cx.project);
+        let mut tally = Tally::default();
+        tally.attempts = 1;
+        if let Some(answer) = attempt_fix(&cx, &cancel, &failures, 1, 0).await {
+            run_loop(cx, cancel, tally, answer, since).await;
+        }
+    });
+    Ok(())
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TryAgainError {
+    #[error("alert {0} is not the fix loop's stop alert, or its failures are gone")]
+    NotAStop(u64),
+    #[error("an answer is still streaming; stop it or wait for it to finish")]
+    Busy,
+    #[error(transparent)]
+    Project(#[from] super::api::ApiError),
+}
+
+/// The `try_fix_again` server function: [`try_again`] in `project`.
+pub async fn try_again_in(
+    state: &AppState,
+    project: &str,
+    alert_id: u64,
+) -> Result<(), TryAgainError> {
+    let handle = super::api::open_in(state, project).await?;
+    let cx = FixContext {
+        project: handle,
+        llm: Arc::clone(&state.llm),
+        description: RuntimeDescription::from_config(&state.config),
+        config: state.config.fix.clone(),
+    };
+    try_again(cx, alert_id).await
+}
+
+/// Follows answers and makes attempts until the failures stop, a limit is
+/// reached or `cancel` fires.
+async fn run_loop(
+    cx: FixContext,
+    cancel: CancellationToken,
+    mut tally: Tally,
+    mut message_id: String,
+    mut since: u64,
+) {
     loop {
         if !settle(&cx, &cancel, since).await {
             break;
@@ -365,7 +439,7 @@ fn give_up(project: &ProjectHandle, failures: &[BuildResult], reason: &StopReaso
         .map(|r| r.output.as_str())
         .collect::<Vec<_>>()
         .join("\n");
-    project.runner.alert(
+    project.runner.fix_stopped(
         format!("{what}. Rivet stopped trying to fix it"),
         format!(
             "Rivet stopped because {} ({} automatic attempts, {} tokens).\n{output}",
@@ -373,7 +447,7 @@ fn give_up(project: &ProjectHandle, failures: &[BuildResult], reason: &StopReaso
             tally.attempts,
             tally.tokens
         ),
-        None,
+        failures.iter().map(|r| r.id).collect(),
     );
 }
 
