@@ -2,6 +2,7 @@
 //! message composer.
 
 mod alerts;
+mod auto_fix;
 mod answer_text;
 mod artifact;
 mod composer;

@@ -3,6 +3,7 @@
 //! is set.
 
 mod api;
+pub mod auto_fix;
 mod form;
 mod key_field;
 mod status;
@@ -67,7 +68,7 @@ pub fn SettingsPanel(open: RwSignal<bool>) -> impl IntoView {
                     llm.settings
                         .get()
                         .map(|result| match result {
-                            Ok(s) => view! { <LlmForm settings=s open /> }.into_any(),
+                            Ok(s) => view! { <LlmForm settings=s open /> <auto_fix::AutoFixSetting /> }.into_any(),
                             Err(e) => view! { <p role="alert">{e.to_string()}</p> }.into_any(),
                         })
                 }}

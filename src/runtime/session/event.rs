@@ -178,6 +178,10 @@ pub enum SessionEvent {
     PreviewClosed {
         port: u16,
     },
+    /// The person switched automatic fixes on or off for this project.
+    AutoFix {
+        enabled: bool,
+    },
 }
 
 /// A file as the last answer found it and left it (the diff view).

@@ -123,6 +123,10 @@ pub struct SessionState {
     /// The run's failures, oldest first.
     #[serde(default)]
     pub build_results: Vec<BuildResult>,
+    /// Automatic fixes for this project: on, off, or (`None`) as the
+    /// global setting says.
+    #[serde(default)]
+    pub auto_fix: Option<bool>,
 }
 
 /// What an event changed, so a renderer can update only that.
@@ -295,6 +299,10 @@ impl SessionState {
             SessionEvent::PreviewClosed { port } => {
                 self.previews.retain(|p| p.port != *port);
                 Touched::Previews
+            }
+            SessionEvent::AutoFix { enabled } => {
+                self.auto_fix = Some(*enabled);
+                Touched::Alerts
             }
         }
     }

@@ -177,7 +177,7 @@ pub fn mark(project: &ProjectHandle) -> u64 {
 /// `since`) and makes attempts while its failures call for them. Stop, or a
 /// new message of the person, ends it.
 pub async fn follow(cx: FixContext, message_id: String, since: u64) {
-    if !cx.config.enabled {
+    if !toggle::is_on(&cx) {
         return;
     }
     let cancel = take_over(&cx.project);
@@ -450,6 +450,8 @@ fn give_up(project: &ProjectHandle, failures: &[BuildResult], reason: &StopReaso
         failures.iter().map(|r| r.id).collect(),
     );
 }
+
+pub mod toggle;
 
 #[cfg(test)]
 mod tests;

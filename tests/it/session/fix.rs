@@ -261,3 +261,31 @@ async fn try_again_on_an_alert_that_is_no_stop_alert_is_refused() {
     assert_eq!(status, 500, "{body}");
     assert!(body.contains("not the fix loop's stop alert"), "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_project_with_auto_fix_switched_off_gets_no_attempt() {
+    let mock = Mock::start_with(&failing_script(), &[]);
+    let ide = Ide::start_with(&mock, &[("RIVET_FIX_SETTLE_MS", "100")]).await;
+    let project = ide.new_project().await;
+    let mut feed = ide.feed(&project).await;
+    let (status, body) = ide
+        .call(
+            "set_project_auto_fix",
+            &[("project", &project), ("enabled", "false")],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    feed.until("the switch", |s| s.auto_fix == Some(false))
+        .await;
+    ide.send(&project, "fail differently").await;
+    feed.until("the failure", |s| !s.build_results.is_empty())
+        .await;
+    // The loop would have started its attempt well within this.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut later = ide.feed(&project).await;
+    later
+        .until("the snapshot", |s| !s.messages.is_empty())
+        .await;
+    assert_eq!(automatic(&later.state), 0, "{:#?}", summary(&later.state));
+    assert_eq!(later.state.messages.len(), 2);
+}
