@@ -2,9 +2,9 @@
 //! message composer.
 
 mod alerts;
-mod auto_fix;
 mod answer_text;
 mod artifact;
+mod auto_fix;
 mod composer;
 mod message;
 

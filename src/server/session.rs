@@ -6,8 +6,8 @@
 
 pub mod api;
 pub mod fix;
-pub mod page_report;
 mod hub;
+pub mod page_report;
 mod project;
 mod recording;
 mod restore;

@@ -21,7 +21,8 @@ pub fn ProjectAutoFix() -> impl IntoView {
     let store = expect_context::<SessionStore>();
     let project = expect_context::<CurrentProject>().0;
     let global = Resource::new(|| (), |_| get_auto_fix());
-    let set = Action::new(move |enabled: &bool| set_project_auto_fix(project.to_string(), *enabled));
+    let set =
+        Action::new(move |enabled: &bool| set_project_auto_fix(project.to_string(), *enabled));
     let checked = move || {
         store.alerts.track();
         let own = store.with(|s| s.auto_fix);

@@ -34,7 +34,11 @@ pub fn origin_of(url: &str) -> Option<String> {
     let (scheme, rest) = url.split_once("://")?;
     let scheme = scheme.to_ascii_lowercase();
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let authority = authority.rsplit('@').next().unwrap_or_default().to_ascii_lowercase();
+    let authority = authority
+        .rsplit('@')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     if authority.is_empty() || !matches!(scheme.as_str(), "http" | "https") {
         return None;
     }
@@ -82,7 +86,10 @@ mod tests {
     #[test]
     fn a_report_has_the_reporters_shape() {
         let report = parse(r#"{"source":"rivet-preview","kind":"error","message":"boom"}"#);
-        assert_eq!(report.map(|r| (r.kind, r.message)), Some(("error".into(), "boom".into())));
+        assert_eq!(
+            report.map(|r| (r.kind, r.message)),
+            Some(("error".into(), "boom".into()))
+        );
     }
 
     #[test]
@@ -114,7 +121,10 @@ mod tests {
             origin_of("HTTP://Localhost:80/a?b#c").as_deref(),
             Some("http://localhost")
         );
-        assert_eq!(origin_of("https://[::1]:8443").as_deref(), Some("https://[::1]:8443"));
+        assert_eq!(
+            origin_of("https://[::1]:8443").as_deref(),
+            Some("https://[::1]:8443")
+        );
         assert_eq!(origin_of("about:blank"), None);
         assert_eq!(origin_of("javascript://x"), None);
     }

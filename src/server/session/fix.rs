@@ -214,8 +214,10 @@ pub async fn try_again(cx: FixContext, alert_id: u64) -> Result<(), TryAgainErro
     let cancel = take_over(&cx.project);
     tokio::spawn(async move {
         let since = mark(&cx.project);
-        let mut tally = Tally::default();
-        tally.attempts = 1;
+        let tally = Tally {
+            attempts: 1,
+            ..Tally::default()
+        };
         if let Some(answer) = attempt_fix(&cx, &cancel, &failures, 1, 0).await {
             run_loop(cx, cancel, tally, answer, since).await;
         }

@@ -122,9 +122,7 @@ pub async fn report(
 ) -> Result<Outcome, ReportError> {
     let result = build_result(kind, message)?;
     let handle = open_in(state, project).await?;
-    let outcome = handle
-        .session
-        .read(|s| admit(&s.build_results, &result));
+    let outcome = handle.session.read(|s| admit(&s.build_results, &result));
     if outcome == Outcome::Recorded {
         tracing::info!(project = %handle.id, stage = ?result.stage, "the previewed page reported an error");
         handle.runner.build_result(result, None);

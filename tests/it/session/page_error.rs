@@ -27,7 +27,8 @@ fn last_action_status(state: &SessionState) -> Option<ActionStatus> {
         .map(|e| e.status.clone())
 }
 
-const THROWN: &str = "TypeError: Cannot read properties of undefined (reading 'map')\n    at app.js:2:60";
+const THROWN: &str =
+    "TypeError: Cannot read properties of undefined (reading 'map')\n    at app.js:2:60";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_runtime_error_thrown_by_the_page_on_load_is_reported_and_fixed() {
@@ -58,21 +59,34 @@ async fn a_runtime_error_thrown_by_the_page_on_load_is_reported_and_fixed() {
     let tag = format!("<head><script data-rivet-ide=\"http://{}\">", ide.addr);
     assert!(html.contains(&tag), "{html}");
     // Scripts pass untouched.
-    let script = ide.http.get(format!("{preview}app.js")).send().await.unwrap();
+    let script = ide
+        .http
+        .get(format!("{preview}app.js"))
+        .send()
+        .await
+        .unwrap();
     assert!(!script.text().await.unwrap().contains("rivet"));
 
     // What the IDE's page forwards.
     let (status, body) = ide
         .call(
             "report_page_error",
-            &[("project", &project), ("kind", "error"), ("message", THROWN)],
+            &[
+                ("project", &project),
+                ("kind", "error"),
+                ("message", THROWN),
+            ],
         )
         .await;
     assert_eq!((status, body.as_str()), (200, "true"));
     let (status, body) = ide
         .call(
             "report_page_error",
-            &[("project", &project), ("kind", "error"), ("message", THROWN)],
+            &[
+                ("project", &project),
+                ("kind", "error"),
+                ("message", THROWN),
+            ],
         )
         .await;
     assert_eq!(
@@ -95,8 +109,19 @@ async fn a_runtime_error_thrown_by_the_page_on_load_is_reported_and_fixed() {
     assert!(request.contains("The page threw an error"), "{request}");
     assert!(request.contains("reading 'map'"), "{request}");
     assert!(request.contains("Current content of app.js"), "{request}");
-    let fixed = ide.http.get(format!("{preview}app.js")).send().await.unwrap();
-    assert!(fixed.text().await.unwrap().contains("items: ['one', 'two', 'three']"));
+    let fixed = ide
+        .http
+        .get(format!("{preview}app.js"))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        fixed
+            .text()
+            .await
+            .unwrap()
+            .contains("items: ['one', 'two', 'three']")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -286,9 +286,9 @@ fn allow_in_policy(policy: &str) -> String {
         .skip(1)
         .map(str::to_ascii_lowercase)
         .collect();
-    let keyed = sources.iter().any(|s| {
-        s.starts_with("'nonce-") || s.starts_with("'sha") || s == "'strict-dynamic'"
-    });
+    let keyed = sources
+        .iter()
+        .any(|s| s.starts_with("'nonce-") || s.starts_with("'sha") || s == "'strict-dynamic'");
     if sources.iter().any(|s| s == "'unsafe-inline'") && !keyed {
         return policy.to_owned();
     }

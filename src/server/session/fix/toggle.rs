@@ -35,11 +35,7 @@ pub fn set_global(store: &SettingsStore, enabled: bool) -> Result<(), StoreError
 /// Whether the loop `cx` may make attempts.
 pub fn is_on(cx: &FixContext) -> bool {
     let project = cx.project.session.read(|s| s.auto_fix);
-    effective(
-        cx.config.enabled,
-        project,
-        global(cx.llm.settings_store()),
-    )
+    effective(cx.config.enabled, project, global(cx.llm.settings_store()))
 }
 
 /// The project's own choice (the chat's switch).

@@ -39,7 +39,9 @@ async fn the_script_goes_right_after_head() {
     let page = text(&run(&mut parts, html.to_vec()).await);
     let tag = script_tag(ORIGIN);
     assert!(
-        page.starts_with(&format!("<!doctype html><html><HEAD lang=\"en\">{tag}<meta")),
+        page.starts_with(&format!(
+            "<!doctype html><html><HEAD lang=\"en\">{tag}<meta"
+        )),
         "{page}"
     );
     assert_eq!(parts.headers["content-length"], page.len().to_string());
@@ -95,7 +97,12 @@ async fn a_brotli_page_passes_untouched() {
 
 #[tokio::test]
 async fn non_html_passes_untouched() {
-    for content_type in ["application/javascript", "text/css", "image/svg+xml", "text/plain"] {
+    for content_type in [
+        "application/javascript",
+        "text/css",
+        "image/svg+xml",
+        "text/plain",
+    ] {
         let mut parts = parts(&[("content-type", content_type), ("content-length", "14")]);
         let body = b"<head></head>x".to_vec();
         assert_eq!(run(&mut parts, body.clone()).await, body, "{content_type}");
@@ -131,8 +138,14 @@ async fn a_declared_length_over_the_limit_passes_untouched() {
 #[test]
 fn html_requests_ask_for_no_compression() {
     let mut headers = HeaderMap::new();
-    headers.insert(header::ACCEPT, HeaderValue::from_static("text/html,*/*;q=0.8"));
-    headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("gzip, br"));
+    headers.insert(
+        header::ACCEPT,
+        HeaderValue::from_static("text/html,*/*;q=0.8"),
+    );
+    headers.insert(
+        header::ACCEPT_ENCODING,
+        HeaderValue::from_static("gzip, br"),
+    );
     ask_for_identity(&mut headers);
     assert_eq!(headers[header::ACCEPT_ENCODING], "identity");
     let mut module = HeaderMap::new();
@@ -162,13 +175,19 @@ fn the_ide_origin_follows_the_host_the_preview_was_opened_with() {
 #[test]
 fn a_hostile_origin_cannot_leave_the_attribute() {
     let tag = script_tag("http://x\"><img src=x onerror=alert(1)>");
-    assert!(tag.starts_with("<script data-rivet-ide=\"http://x&quot;&gt;&lt;img"), "{tag}");
+    assert!(
+        tag.starts_with("<script data-rivet-ide=\"http://x&quot;&gt;&lt;img"),
+        "{tag}"
+    );
 }
 
 #[test]
 fn a_csp_without_inline_scripts_gets_the_scripts_hash() {
     let hash = script_hash();
-    assert!(hash.starts_with("'sha256-") && hash.ends_with("='"), "{hash}");
+    assert!(
+        hash.starts_with("'sha256-") && hash.ends_with("='"),
+        "{hash}"
+    );
     assert_eq!(
         allow_reporter("default-src 'self'; img-src *"),
         format!("default-src 'self' {hash}; img-src *")
