@@ -194,11 +194,13 @@ pub(crate) async fn proxy(
     };
     let upgrade = is_upgrade(request.headers());
     let scheme = forwarded_scheme(request.headers());
+    // A HEAD answer has no page to put the reporter into.
     let ide_origin = reporter::ide_origin(
         scheme,
         &request_host(request.headers(), request.uri()),
         ide_port,
-    );
+    )
+    .filter(|_| request.method() != axum::http::Method::HEAD);
     let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut request));
 
     let (mut parts, body) = request.into_parts();
