@@ -62,6 +62,7 @@ async fn run(streams: usize, delay: Duration, text: &str) -> Figures {
         models: vec!["bench".to_owned()],
         api_key: None,
         on_chunk: Some(observer),
+        context_limit: None,
     };
     let server = MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
         .await
@@ -124,6 +125,7 @@ async fn stop_to_close(text: &str) -> Duration {
         models: vec!["bench".to_owned()],
         api_key: None,
         on_chunk: None,
+        context_limit: None,
     };
     let server = MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
         .await

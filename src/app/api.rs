@@ -91,6 +91,32 @@ pub async fn answer_diff(
         .map_err(ServerFnError::new)
 }
 
+/// Records an error of the previewed page, which its reporter posted to
+/// the IDE's page (`kind`: `error`, `rejection` or `console`); false when
+/// it was a repeat or one too many.
+#[server(endpoint = "report_page_error")]
+pub async fn report_page_error(
+    project: String,
+    kind: String,
+    message: String,
+) -> Result<bool, ServerFnError> {
+    let state = expect_context::<crate::server::state::AppState>();
+    crate::server::session::page_report::report(&state, &project, &kind, &message)
+        .await
+        .map(|outcome| outcome == crate::server::session::page_report::Outcome::Recorded)
+        .map_err(ServerFnError::new)
+}
+
+/// "Try again" on the fix loop's stop alert `alert`: automatic attempts
+/// start again with a fresh count.
+#[server(endpoint = "try_fix_again")]
+pub async fn try_fix_again(project: String, alert: u64) -> Result<(), ServerFnError> {
+    let state = expect_context::<crate::server::state::AppState>();
+    crate::server::session::fix::try_again_in(&state, &project, alert)
+        .await
+        .map_err(ServerFnError::new)
+}
+
 /// Gives a port the project's servers listen on a preview address, and
 /// returns it. Only the dev server of a `start` gets one without asking.
 #[server(endpoint = "open_preview")]

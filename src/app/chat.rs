@@ -7,6 +7,7 @@ mod alerts;
 mod answer_text;
 mod artifact;
 mod checkpoint;
+mod auto_fix;
 mod composer;
 mod message;
 mod mode_switch;

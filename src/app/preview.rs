@@ -4,6 +4,9 @@
 //! of a `start` comes with its address, and any other port is given one by
 //! the server when the person picks it (`open_preview`).
 
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+mod reporter;
+
 use leptos::either::EitherOf3;
 use leptos::prelude::*;
 
@@ -71,6 +74,9 @@ pub fn PreviewPane() -> impl IntoView {
             .and_then(|p| p.url)
             .map(|url| on_this_host(&url))
     });
+    // Errors the previewed page reports become build results.
+    #[cfg(feature = "hydrate")]
+    reporter::forward(project.clone(), url);
     // Asks the server for an address for a port that has none; the address
     // arrives through the session too.
     let ask = Action::new(move |port: &u16| open_preview(project.to_string(), *port));

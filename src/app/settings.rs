@@ -3,6 +3,7 @@
 //! is set.
 
 mod api;
+pub mod auto_fix;
 mod form;
 mod key_field;
 mod status;
@@ -69,7 +70,7 @@ pub fn SettingsPanel(open: RwSignal<bool>) -> impl IntoView {
                     llm.settings
                         .get()
                         .map(|result| match result {
-                            Ok(s) => Either::Left(view! { <LlmForm settings=s open /> }),
+                            Ok(s) => Either::Left(view! { <LlmForm settings=s open /> <auto_fix::AutoFixSetting /> }),
                             Err(e) => Either::Right(view! { <p role="alert">{e.to_string()}</p> }),
                         })
                 }}

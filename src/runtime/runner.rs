@@ -208,6 +208,22 @@ impl Runner {
 
     /// Shows an alert, numbered with the runner's own.
     pub fn alert(&self, title: String, detail: String, action: Option<&ActionRef>) {
+        self.push_alert(title, detail, action, Vec::new());
+    }
+
+    /// The fix loop's stop alert, which names the build results it stopped
+    /// on (so the person can try again).
+    pub fn fix_stopped(&self, title: String, detail: String, results: Vec<u64>) {
+        self.push_alert(title, detail, None, results);
+    }
+
+    fn push_alert(
+        &self,
+        title: String,
+        detail: String,
+        action: Option<&ActionRef>,
+        fix_results: Vec<u64>,
+    ) {
         let id = {
             let mut control = self.control();
             control.alerts += 1;
@@ -219,12 +235,14 @@ impl Runner {
                 title,
                 detail,
                 action: action.cloned(),
+                fix_results,
             },
         });
     }
 
-    /// Reports a failure of the run as a build result.
-    fn build_result(&self, mut result: BuildResult, action: Option<&ActionRef>) {
+    /// Reports a failure of the run as a build result (also one the
+    /// previewed page reported).
+    pub fn build_result(&self, mut result: BuildResult, action: Option<&ActionRef>) {
         result.id = {
             let mut control = self.control();
             control.results += 1;

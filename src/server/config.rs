@@ -43,6 +43,9 @@ pub struct FixConfig {
     /// 0: no budget.
     pub token_budget: u32,
     pub settle_ms: u64,
+    /// How long after the dev server is ready an error of the previewed
+    /// page still counts as a failure of the last answer.
+    pub page_error_ms: u64,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]

@@ -19,6 +19,7 @@
 //! and go only where `settings::key_may_go_to` allows.
 
 pub mod ask;
+pub mod budget;
 pub mod client;
 pub mod mock;
 pub mod prompt;

@@ -9,6 +9,7 @@ pub mod api;
 pub mod browser;
 pub mod fix;
 mod hub;
+pub mod page_report;
 mod project;
 mod recording;
 mod restore;

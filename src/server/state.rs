@@ -45,14 +45,14 @@ impl AppState {
         sandbox: Arc<SandboxManager>,
     ) -> AppState {
         let config = Arc::new(config);
-        let ip = config
+        let ide = config
             .server
             .addr
             .parse::<std::net::SocketAddr>()
-            .map_or(std::net::IpAddr::from([127, 0, 0, 1]), |addr| addr.ip());
+            .unwrap_or_else(|_| std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
         let access = Arc::new(Access::new_or_closed(&config.server));
         AppState {
-            preview_ports: PreviewPorts::new(ip, Arc::clone(&sandbox), Arc::clone(&access)),
+            preview_ports: PreviewPorts::new(ide, Arc::clone(&sandbox), Arc::clone(&access)),
             access,
             leptos_options,
             projects: Projects::new(&config.server.data_dir),

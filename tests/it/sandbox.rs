@@ -754,6 +754,13 @@ async fn a_vite_project_installs_runs_and_hot_reloads_through_the_preview() {
         html.contains("<div id=\"root\"></div>") && html.contains("/@vite/client"),
         "{html}"
     );
+    // With the error reporter, which posts to the IDE's origin.
+    assert!(
+        html.contains(&format!(
+            "<script data-rivet-ide=\"http://localhost:{port}\">"
+        )),
+        "{html}"
+    );
     let app = client
         .get(format!("{origin}/src/App.jsx"))
         .send()

@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use super::llm::Mock;
 
 mod fix;
+mod page_error;
 
 /// Long enough for `npm install` from the registry and a Vite start.
 const RUN_TIMEOUT: Duration = Duration::from_secs(240);

@@ -4,6 +4,8 @@
 
 use leptos::prelude::*;
 
+use crate::app::api::try_fix_again;
+use crate::app::ide::CurrentProject;
 use crate::app::session::SessionStore;
 use crate::runtime::build_result::BuildResult;
 use crate::runtime::session::Alert;
@@ -55,6 +57,7 @@ pub fn AlertList() -> impl IntoView {
                     <div class="alert" data-testid="alert">
                         <div class="alert-title">{alert.title.clone()}</div>
                         <pre class="alert-detail">{alert.detail.clone()}</pre>
+                        {(!alert.fix_results.is_empty()).then(|| view! { <TryAgain alert=alert.id /> })}
                     </div>
                 </For>
                 <button
@@ -70,5 +73,33 @@ pub fn AlertList() -> impl IntoView {
                 </button>
             </div>
         </Show>
+    }
+}
+
+/// "Try again" on the fix loop's stop alert: the loop starts over with a
+/// fresh count of attempts and tokens.
+#[component]
+fn TryAgain(alert: u64) -> impl IntoView {
+    let project = expect_context::<CurrentProject>().0;
+    let again = Action::new(move |_: &()| try_fix_again(project.to_string(), alert));
+    let refused = move || {
+        again
+            .value()
+            .get()
+            .and_then(Result::err)
+            .map(|e| view! { <p class="alert-detail" role="alert">{e.to_string()}</p> })
+    };
+    view! {
+        <button
+            class="secondary"
+            data-testid="fix-try-again"
+            disabled=move || again.pending().get() || again.value().with(|v| matches!(v, Some(Ok(()))))
+            on:click=move |_| {
+                again.dispatch(());
+            }
+        >
+            "Try again"
+        </button>
+        {refused}
     }
 }

@@ -63,6 +63,7 @@ pub fn Composer() -> impl IntoView {
                 <span class="connection" class:offline=move || !store.connected.get()>
                     {move || if store.connected.get() { "" } else { "Connecting…" }}
                 </span>
+                <super::auto_fix::ProjectAutoFix />
                 <button
                     type="button"
                     data-testid="chat-stop"

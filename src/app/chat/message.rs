@@ -9,7 +9,7 @@ use super::agent_step::StepCard;
 use super::answer_text::AnswerText;
 use super::artifact::ArtifactCard;
 use super::checkpoint::CheckpointButtons;
-use crate::app::api::{continue_answer, retry_answer};
+use crate::app::api::{continue_answer, retry_answer, stop_run};
 use crate::app::ide::CurrentProject;
 use crate::app::session::SessionStore;
 use crate::runtime::session::{Message, MessageStatus, Part, Role};
@@ -35,6 +35,7 @@ pub fn MessageView(id: String) -> impl IntoView {
                             "Sent by Rivet: automatic fix, attempt {} of {} ({} tokens used so far)",
                             fix.attempt, fix.max_attempts, fix.tokens_so_far
                         )}
+                        <CancelFix id=id.clone() />
                     </div>
                 })}
                 <div class="message-text">{move || message.get().map(|m| m.text()).unwrap_or_default()}</div>
@@ -152,5 +153,39 @@ fn AnswerFooter(message: Message) -> impl IntoView {
                 {usage.map(|u| view! { <span class="message-usage" data-testid="message-usage">{u}</span> })}
             </div>
         </div>
+    }
+}
+
+/// Cancels the automatic attempt `id` (and the fix loop) while it runs: the
+/// same as Stop.
+#[component]
+fn CancelFix(id: String) -> impl IntoView {
+    let store = expect_context::<SessionStore>();
+    let project = expect_context::<CurrentProject>().0;
+    let stop = Action::new(move |_: &()| stop_run(project.to_string()));
+    let running = move || {
+        store.messages.track();
+        let latest = store.with(|s| {
+            s.messages
+                .iter()
+                .rev()
+                .find(|m| m.role == Role::User)
+                .is_some_and(|m| m.id == id)
+        });
+        latest && store.busy.get()
+    };
+    view! {
+        <Show when=running>
+            <button
+                type="button"
+                class="secondary"
+                data-testid="fix-cancel"
+                on:click=move |_| {
+                    stop.dispatch(());
+                }
+            >
+                "Cancel"
+            </button>
+        </Show>
     }
 }

@@ -78,6 +78,10 @@ pub struct Alert {
     /// The end of the failing command's output, or the error.
     pub detail: String,
     pub action: Option<ActionRef>,
+    /// The build results the fix loop stopped on, when it is the fix
+    /// loop's stop alert (which offers "Try again").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fix_results: Vec<u64>,
 }
 
 /// Marks a user message that Rivet sent by itself to have the model fix a
@@ -214,6 +218,10 @@ pub enum SessionEvent {
     AgentEnded {
         message_id: String,
         end: String,
+    },
+    /// The person switched automatic fixes on or off for this project.
+    AutoFix {
+        enabled: bool,
     },
 }
 

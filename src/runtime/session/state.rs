@@ -138,6 +138,10 @@ pub struct SessionState {
     /// Tools that run without asking in this project.
     #[serde(default)]
     pub always_allowed: BTreeSet<String>,
+    /// Automatic fixes for this project: on, off, or (`None`) as the
+    /// global setting says.
+    #[serde(default)]
+    pub auto_fix: Option<bool>,
 }
 
 /// What an event changed, so a renderer can update only that.
@@ -351,6 +355,10 @@ impl SessionState {
                 run.end = Some(end.clone());
                 run.close_open_steps();
             }),
+            SessionEvent::AutoFix { enabled } => {
+                self.auto_fix = Some(*enabled);
+                Touched::Alerts
+            }
         }
     }
 

@@ -54,6 +54,7 @@ mod tests {
                 message_id: message_id.into(),
                 action_id: "a1".into(),
             }),
+            fix_results: Vec::new(),
         }
     }
 

@@ -47,6 +47,10 @@ pub struct MockConfig {
     /// When set, requests must carry `Authorization: Bearer <key>`.
     pub api_key: Option<String>,
     pub on_chunk: Option<ChunkObserver>,
+    /// When set, a request whose prompt is estimated
+    /// (`budget::estimate_request`) above this many tokens is refused with
+    /// the usual 400 `context_length_exceeded`.
+    pub context_limit: Option<u32>,
 }
 
 impl MockConfig {
@@ -59,6 +63,7 @@ impl MockConfig {
             models: vec![super::provider::DEMO_MODEL.to_owned()],
             api_key: None,
             on_chunk: None,
+            context_limit: None,
         }
     }
 }
@@ -193,6 +198,11 @@ pub struct MockArgs {
     /// Require this API key (requests without it get a 401).
     #[arg(long)]
     pub api_key: Option<String>,
+    /// Refuse a request whose prompt is estimated above this many tokens
+    /// with a 400 `context_length_exceeded`, as a model with that context
+    /// window would.
+    #[arg(long)]
+    pub context_limit: Option<u32>,
 }
 
 pub async fn run(args: MockArgs) -> anyhow::Result<()> {
@@ -207,6 +217,7 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
         models: args.models,
         api_key: args.api_key,
         on_chunk: None,
+        context_limit: args.context_limit,
     };
     let count = config.transcripts.len();
     let server = MockServer::start(config, SocketAddr::new(args.host, args.port)).await?;
@@ -391,6 +402,16 @@ async fn completions(
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
+    if let Some(limit) = state.config.context_limit {
+        let used = super::budget::estimate_request(&body);
+        if used > limit {
+            let message = format!(
+                "This model's maximum context length is {limit} tokens. However, your messages \
+                 resulted in {used} tokens. Please reduce the length of the messages."
+            );
+            return error_response(400, &message, "context_length_exceeded", None);
+        }
+    }
     let id = state.next_id.fetch_add(1, Ordering::Relaxed);
     let asked = read_request(&body);
     let header_fault = match headers.get("x-mock-fault").map(|v| v.to_str()) {
@@ -697,7 +718,29 @@ mod tests {
             models: vec!["m".into()],
             api_key: None,
             on_chunk: None,
+            context_limit: None,
         }
+    }
+
+    #[tokio::test]
+    async fn a_request_over_the_context_limit_is_refused_as_providers_do() {
+        let mut limited = config(&[("hi.txt", "Hello!")]);
+        limited.context_limit = Some(100);
+        let app = router(limited);
+        let small = json!([{"role": "user", "content": "hello"}]);
+        let (status, _, _) = post(&app, ask(small), None).await;
+        assert_eq!(status, StatusCode::OK);
+        let large = json!([{"role": "user", "content": "x".repeat(400)}]);
+        let (status, _, body) = post(&app, ask(large), None).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["error"]["code"], "context_length_exceeded");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("maximum context length is 100")
+        );
     }
 
     async fn post(

@@ -30,6 +30,11 @@ pub struct LlmService {
 const MODELS_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl LlmService {
+    /// The settings panel's file, which other sections share.
+    pub fn settings_store(&self) -> &SettingsStore {
+        &self.store
+    }
+
     /// Settings live in the configuration's data directory; `.env` is read
     /// from the working directory.
     pub fn new(config: Arc<Config>) -> LlmService {

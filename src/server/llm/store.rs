@@ -156,6 +156,17 @@ impl SettingsStore {
         Ok(settings)
     }
 
+    /// Replaces one of the sections other parts of the IDE keep here.
+    pub fn set_section(&self, name: &str, value: serde_json::Value) -> Result<(), StoreError> {
+        let _guard = self
+            .write_lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut settings = self.load()?;
+        settings.other.insert(name.to_owned(), value);
+        self.save(&settings)
+    }
+
     /// Replaces the file atomically, readable only by Rivet's user: a crash
     /// leaves either the old or the new settings, never half of them.
     fn save(&self, settings: &StoredSettings) -> Result<(), StoreError> {

@@ -10,6 +10,10 @@
 //! before the request goes on. The proxy reaches a server through the
 //! project's own agent (a socket connected inside the sandbox), so one
 //! project's host can only ever reach that project's ports.
+//!
+//! HTML pages get the error reporter on their way ([`reporter`]).
+
+pub mod reporter;
 
 use std::os::fd::OwnedFd;
 
@@ -93,7 +97,10 @@ pub async fn preview_guard(
                 host_name(&host)
             ),
         ),
-        HostKind::Preview(target) => proxy(&state.sandbox, &state.access, &target, request).await,
+        HostKind::Preview(target) => {
+            let ide_port = host_port(&host);
+            proxy(&state.sandbox, &state.access, &target, ide_port, request).await
+        }
     }
 }
 
@@ -158,10 +165,13 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
+/// Forwards `request` to the project's server. `ide_port` is the IDE's
+/// own port, to which the error reporter of an HTML page posts.
 pub(crate) async fn proxy(
     manager: &SandboxManager,
     access: &Access,
     target: &PreviewHost,
+    ide_port: Option<u16>,
     mut request: Request,
 ) -> Response {
     if let Some(refusal) = refuse_preview(access, request.headers(), request.uri().path()) {
@@ -183,6 +193,14 @@ pub(crate) async fn proxy(
         Err(e) => return unreachable(e),
     };
     let upgrade = is_upgrade(request.headers());
+    let scheme = forwarded_scheme(request.headers());
+    // A HEAD answer has no page to put the reporter into.
+    let ide_origin = reporter::ide_origin(
+        scheme,
+        &request_host(request.headers(), request.uri()),
+        ide_port,
+    )
+    .filter(|_| request.method() != axum::http::Method::HEAD);
     let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut request));
 
     let (mut parts, body) = request.into_parts();
@@ -210,6 +228,7 @@ pub(crate) async fn proxy(
         .path_and_query()
         .map_or_else(|| Uri::from_static("/"), |pq| Uri::from(pq.clone()));
     parts.version = axum::http::Version::HTTP_11;
+    reporter::ask_for_identity(&mut parts.headers);
     let upstream = Request::from_parts(parts, body);
 
     let (mut sender, connection) =
@@ -243,7 +262,20 @@ pub(crate) async fn proxy(
     let (mut parts, body) = response.into_parts();
     strip_hop_by_hop(&mut parts.headers);
     access.strip_cookie_overwrites(&mut parts.headers);
-    frameable(Response::from_parts(parts, Body::new(body)))
+    let body = match ide_origin {
+        Some(origin) => reporter::inject(&mut parts, body, &origin).await,
+        None => Body::new(body),
+    };
+    frameable(Response::from_parts(parts, body))
+}
+
+/// `https` behind a TLS proxy that says so, else `http`.
+fn forwarded_scheme(headers: &HeaderMap) -> &'static str {
+    let https = headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|p| p == "https");
+    if https { "https" } else { "http" }
 }
 
 /// `GET /preview/{project}/{port}/{rest}` on the IDE's host: redirects to the
@@ -259,11 +291,7 @@ pub async fn redirect(headers: HeaderMap, uri: Uri) -> Response {
         return (StatusCode::BAD_REQUEST, "use /preview/{project}/{port}/").into_response();
     };
     let host = request_host(&headers, &uri);
-    let scheme = headers
-        .get("x-forwarded-proto")
-        .and_then(|v| v.to_str().ok())
-        .filter(|p| *p == "https")
-        .unwrap_or("http");
+    let scheme = forwarded_scheme(&headers);
     let origin = PreviewHost { project, port }.origin(scheme, host_port(&host));
     let query = uri.query().map(|q| format!("?{q}")).unwrap_or_default();
     let location = format!("{origin}/{rest}{query}");

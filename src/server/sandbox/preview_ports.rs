@@ -25,7 +25,7 @@
 mod listener;
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -38,6 +38,8 @@ use crate::server::access::Access;
 
 pub struct PreviewPorts {
     ip: IpAddr,
+    /// The IDE's own port, which a framed preview's error reporter posts to.
+    ide_port: Option<u16>,
     sandbox: Arc<SandboxManager>,
     /// Previews need the IDE's session like any page.
     access: Arc<Access>,
@@ -75,12 +77,19 @@ impl Entry {
 impl PreviewPorts {
     /// Listeners bind on `ip`, the address the IDE itself listens on. They
     /// close with their project ([`SandboxManager::close_project`]).
-    pub fn new(ip: IpAddr, sandbox: Arc<SandboxManager>, access: Arc<Access>) -> Arc<PreviewPorts> {
+    pub fn new(
+        ide: SocketAddr,
+        sandbox: Arc<SandboxManager>,
+        access: Arc<Access>,
+    ) -> Arc<PreviewPorts> {
+        let ip = ide.ip();
+        let ide_port = (ide.port() != 0).then_some(ide.port());
         let max = usize::try_from(sandbox.settings().config.max_previews)
             .unwrap_or(usize::MAX)
             .max(1);
         let ports = Arc::new(PreviewPorts {
             ip,
+            ide_port,
             sandbox: Arc::clone(&sandbox),
             access,
             max,
@@ -209,6 +218,7 @@ impl PreviewPorts {
             Arc::clone(&self.sandbox),
             Arc::clone(&self.access),
             target,
+            self.ide_port,
             Arc::clone(&self.clock),
             Arc::clone(&entry.last_used),
         )?);
@@ -326,7 +336,11 @@ mod tests {
         server.data_dir = dir.path().to_owned();
         server.auth = crate::server::config::AuthMode::None;
         let access = Arc::new(Access::new(&server).unwrap());
-        let ports = PreviewPorts::new(IpAddr::from([127, 0, 0, 1]), Arc::clone(&manager), access);
+        let ports = PreviewPorts::new(
+            SocketAddr::from(([127, 0, 0, 1], 3000)),
+            Arc::clone(&manager),
+            access,
+        );
         Fixture {
             _dir: dir,
             manager,

@@ -15,13 +15,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::project::ProjectHandle;
 use super::turn;
-use crate::runtime::build_result::BuildResult;
+use crate::runtime::build_result::{BuildResult, Stage};
 use crate::runtime::host::Runtime;
 use crate::runtime::session::{FixAttempt, Message, MessageStatus, SessionEvent, SessionState};
 use crate::server::config::FixConfig;
 use crate::server::llm::LlmService;
 use crate::server::llm::client::ChatMessage;
 use crate::server::llm::prompt::RuntimeDescription;
+use crate::server::state::AppState;
 
 /// Files larger than this are named but not quoted.
 const LARGEST_QUOTED_FILE: usize = 8 * 1024;
@@ -175,15 +176,90 @@ pub fn mark(project: &ProjectHandle) -> u64 {
 /// Follows the answer `message_id` (whose actions began after build result
 /// `since`) and makes attempts while its failures call for them. Stop, or a
 /// new message of the person, ends it.
-pub async fn follow(cx: FixContext, mut message_id: String, mut since: u64) {
-    if !cx.config.enabled {
+pub async fn follow(cx: FixContext, message_id: String, since: u64) {
+    if !toggle::is_on(&cx) {
         return;
     }
+    let cancel = take_over(&cx.project);
+    run_loop(cx, cancel, Tally::default(), message_id, since).await;
+}
+
+/// A token for a new loop, which ends the one running.
+fn take_over(project: &ProjectHandle) -> CancellationToken {
     let cancel = CancellationToken::new();
-    if let Some(previous) = cx.project.conversation().fixing.replace(cancel.clone()) {
+    if let Some(previous) = project.conversation().fixing.replace(cancel.clone()) {
         previous.cancel();
     }
-    let mut tally = Tally::default();
+    cancel
+}
+
+/// "Try again" on the stop alert `alert_id`: a fresh count of attempts and
+/// tokens, starting with an attempt on the failures the loop stopped on.
+pub async fn try_again(cx: FixContext, alert_id: u64) -> Result<(), TryAgainError> {
+    let failures = cx.project.session.read(|s| {
+        let alert = s.alerts.iter().find(|a| a.id == alert_id);
+        let ids = alert.map(|a| a.fix_results.clone()).unwrap_or_default();
+        s.build_results
+            .iter()
+            .filter(|r| ids.contains(&r.id))
+            .cloned()
+            .collect::<Vec<_>>()
+    });
+    if failures.is_empty() {
+        return Err(TryAgainError::NotAStop(alert_id));
+    }
+    if cx.project.conversation().streaming.is_some() {
+        return Err(TryAgainError::Busy);
+    }
+    let cancel = take_over(&cx.project);
+    tokio::spawn(async move {
+        let since = mark(&cx.project);
+        let tally = Tally {
+            attempts: 1,
+            ..Tally::default()
+        };
+        if let Some(answer) = attempt_fix(&cx, &cancel, &failures, 1, 0).await {
+            run_loop(cx, cancel, tally, answer, since).await;
+        }
+    });
+    Ok(())
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TryAgainError {
+    #[error("alert {0} is not the fix loop's stop alert, or its failures are gone")]
+    NotAStop(u64),
+    #[error("an answer is still streaming; stop it or wait for it to finish")]
+    Busy,
+    #[error(transparent)]
+    Project(#[from] super::api::ApiError),
+}
+
+/// The `try_fix_again` server function: [`try_again`] in `project`.
+pub async fn try_again_in(
+    state: &AppState,
+    project: &str,
+    alert_id: u64,
+) -> Result<(), TryAgainError> {
+    let handle = super::api::open_in(state, project).await?;
+    let cx = FixContext {
+        project: handle,
+        llm: Arc::clone(&state.llm),
+        description: RuntimeDescription::from_config(&state.config),
+        config: state.config.fix.clone(),
+    };
+    try_again(cx, alert_id).await
+}
+
+/// Follows answers and makes attempts until the failures stop, a limit is
+/// reached or `cancel` fires.
+async fn run_loop(
+    cx: FixContext,
+    cancel: CancellationToken,
+    mut tally: Tally,
+    mut message_id: String,
+    mut since: u64,
+) {
     loop {
         if !settle(&cx, &cancel, since).await {
             break;
@@ -248,12 +324,7 @@ impl RunEnd {
     fn read(state: &SessionState, message_id: &str, since: u64) -> RunEnd {
         let message = state.message(message_id);
         RunEnd {
-            failures: state
-                .build_results
-                .iter()
-                .filter(|r| r.id > since)
-                .cloned()
-                .collect(),
+            failures: failures_after(state, since),
             changed: !state.changed_by_last_answer.is_empty(),
             tokens: message.and_then(|m| m.usage).map_or(0, |u| u.total_tokens),
             complete: message.is_some_and(|m| m.status == MessageStatus::Complete),
@@ -261,8 +332,33 @@ impl RunEnd {
     }
 }
 
-/// Waits until the actions are done, then a little longer for a compile
-/// error unless there is a failure already. False when cancelled.
+/// The build results after `since` that call for an attempt: none when
+/// every one is a `console.error` of the page (which an app may log on
+/// purpose); with them when another failure does.
+fn failures_after(state: &SessionState, since: u64) -> Vec<BuildResult> {
+    let failures: Vec<BuildResult> = state
+        .build_results
+        .iter()
+        .filter(|r| r.id > since)
+        .cloned()
+        .collect();
+    if failures.iter().all(|r| r.stage == Stage::ConsoleError) {
+        Vec::new()
+    } else {
+        failures
+    }
+}
+
+/// How long to watch for failures once the actions are done: `settle_ms`
+/// for a compile error, and `page_error_ms` when a dev server is ready (its
+/// page reports errors once the preview loads it).
+fn watch_for(config: &FixConfig, serving: bool) -> Duration {
+    let page = if serving { config.page_error_ms } else { 0 };
+    Duration::from_millis(config.settle_ms.max(page))
+}
+
+/// Waits until the actions are done, then up to [`watch_for`] for a
+/// failure unless there is one already. False when cancelled.
 async fn settle(cx: &FixContext, cancel: &CancellationToken, since: u64) -> bool {
     loop {
         if cancel.is_cancelled() {
@@ -273,11 +369,22 @@ async fn settle(cx: &FixContext, cancel: &CancellationToken, since: u64) -> bool
         }
         tokio::time::sleep(POLL).await;
     }
-    let failed = mark(&cx.project) > since;
-    if !failed {
+    let serving = cx
+        .project
+        .session
+        .read(|s| s.previews.iter().any(|p| p.url.is_some()));
+    let deadline = tokio::time::Instant::now() + watch_for(&cx.config, serving);
+    loop {
+        let failed = cx
+            .project
+            .session
+            .read(|s| !failures_after(s, since).is_empty());
+        if failed || tokio::time::Instant::now() >= deadline {
+            break;
+        }
         tokio::select! {
             () = cancel.cancelled() => return false,
-            () = tokio::time::sleep(Duration::from_millis(cx.config.settle_ms)) => {}
+            () = tokio::time::sleep(POLL) => {}
         }
     }
     !cancel.is_cancelled()
@@ -336,7 +443,7 @@ fn give_up(project: &ProjectHandle, failures: &[BuildResult], reason: &StopReaso
         .map(|r| r.output.as_str())
         .collect::<Vec<_>>()
         .join("\n");
-    project.runner.alert(
+    project.runner.fix_stopped(
         format!("{what}. Rivet stopped trying to fix it"),
         format!(
             "Rivet stopped because {} ({} automatic attempts, {} tokens).\n{output}",
@@ -344,9 +451,11 @@ fn give_up(project: &ProjectHandle, failures: &[BuildResult], reason: &StopReaso
             tally.attempts,
             tally.tokens
         ),
-        None,
+        failures.iter().map(|r| r.id).collect(),
     );
 }
+
+pub mod toggle;
 
 #[cfg(test)]
 mod tests;

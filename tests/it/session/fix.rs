@@ -207,3 +207,85 @@ async fn stop_during_an_automatic_attempt_ends_the_loop() {
     assert!(stop_alert(&idle.state).is_none(), "{:?}", idle.state.alerts);
     assert_eq!(idle.state.build_results.len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn try_again_on_the_stop_alert_starts_a_fresh_count() {
+    let mock = Mock::start_with(&failing_script(), &[]);
+    let ide = Ide::start_with(&mock, &[("RIVET_FIX_MAX_ATTEMPTS", "1")]).await;
+    let project = ide.new_project().await;
+    let mut feed = ide.feed(&project).await;
+    ide.send(&project, "fail differently").await;
+    feed.until("the stop alert", |s| stop_alert(s).is_some())
+        .await;
+    assert_eq!(automatic(&feed.state), 1);
+    let alert = feed
+        .state
+        .alerts
+        .iter()
+        .find(|a| a.title.contains("Rivet stopped trying"))
+        .unwrap()
+        .clone();
+    assert!(!alert.fix_results.is_empty(), "{alert:?}");
+    let (status, body) = ide
+        .call(
+            "try_fix_again",
+            &[("project", &project), ("alert", &alert.id.to_string())],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    feed.until("a second stop alert", |s| {
+        s.alerts
+            .iter()
+            .filter(|a| a.title.contains("Rivet stopped trying"))
+            .count()
+            == 2
+    })
+    .await;
+    let attempts: Vec<u32> = feed
+        .state
+        .messages
+        .iter()
+        .filter_map(|m| m.automatic.map(|a| a.attempt))
+        .collect();
+    assert_eq!(attempts, [1, 1], "Try again counts from one again");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn try_again_on_an_alert_that_is_no_stop_alert_is_refused() {
+    let mock = Mock::start(&[]);
+    let ide = Ide::start(&mock).await;
+    let project = ide.new_project().await;
+    let (status, body) = ide
+        .call("try_fix_again", &[("project", &project), ("alert", "7")])
+        .await;
+    assert_eq!(status, 500, "{body}");
+    assert!(body.contains("not the fix loop's stop alert"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_project_with_auto_fix_switched_off_gets_no_attempt() {
+    let mock = Mock::start_with(&failing_script(), &[]);
+    let ide = Ide::start_with(&mock, &[("RIVET_FIX_SETTLE_MS", "100")]).await;
+    let project = ide.new_project().await;
+    let mut feed = ide.feed(&project).await;
+    let (status, body) = ide
+        .call(
+            "set_project_auto_fix",
+            &[("project", &project), ("enabled", "false")],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    feed.until("the switch", |s| s.auto_fix == Some(false))
+        .await;
+    ide.send(&project, "fail differently").await;
+    feed.until("the failure", |s| !s.build_results.is_empty())
+        .await;
+    // The loop would have started its attempt well within this.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut later = ide.feed(&project).await;
+    later
+        .until("the snapshot", |s| !s.messages.is_empty())
+        .await;
+    assert_eq!(automatic(&later.state), 0, "{:#?}", summary(&later.state));
+    assert_eq!(later.state.messages.len(), 2);
+}

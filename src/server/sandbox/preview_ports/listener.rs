@@ -87,6 +87,7 @@ impl Serving {
         sandbox: Arc<SandboxManager>,
         access: Arc<Access>,
         target: PreviewHost,
+        ide_port: Option<u16>,
         clock: Arc<AtomicU64>,
         last_used: Arc<AtomicU64>,
     ) -> io::Result<Serving> {
@@ -96,7 +97,7 @@ impl Serving {
             last_used.store(clock.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
             let (sandbox, access, target) =
                 (Arc::clone(&sandbox), Arc::clone(&access), target.clone());
-            async move { proxy(&sandbox, &access, &target, request).await }
+            async move { proxy(&sandbox, &access, &target, ide_port, request).await }
         });
         let connections = Arc::new(());
         let counting = Counting {

@@ -3,6 +3,7 @@ use crate::runtime::build_result::Stage;
 
 fn config(max_attempts: u32, token_budget: u32) -> FixConfig {
     FixConfig {
+        page_error_ms: 0,
         enabled: true,
         max_attempts,
         token_budget,
@@ -174,4 +175,28 @@ fn only_an_answer_that_ended_by_itself_is_followed() {
         assert_eq!(end.failures.len(), 1);
         assert!(RunEnd::read(&state, "m2", 1).failures.is_empty());
     }
+}
+
+#[test]
+fn a_ready_dev_server_is_watched_for_page_errors_longer() {
+    let mut config = config(3, 0);
+    config.settle_ms = 3_000;
+    config.page_error_ms = 5_000;
+    assert_eq!(watch_for(&config, false), Duration::from_millis(3_000));
+    assert_eq!(watch_for(&config, true), Duration::from_millis(5_000));
+}
+
+#[test]
+fn console_errors_alone_call_for_no_attempt() {
+    let mut state = SessionState::default();
+    let mut console = BuildResult::new(Stage::ConsoleError, None, None, "Warning: key");
+    console.id = 1;
+    state.build_results.push(console);
+    assert!(failures_after(&state, 0).is_empty());
+    let mut page = BuildResult::new(Stage::PageError, None, None, "TypeError: boom");
+    page.id = 2;
+    state.build_results.push(page);
+    let failures = failures_after(&state, 0);
+    assert_eq!(failures.len(), 2, "the console error goes along");
+    assert!(failures_after(&state, 2).is_empty());
 }

@@ -1,0 +1,89 @@
+//! Token counts for the context budget, estimated cheaply: no tokenizer is
+//! bundled (each model family has its own), so a text counts as its UTF-8
+//! bytes divided by four, plus a tenth for safety, and each message a few
+//! tokens more for its role and framing. English prose and code average a
+//! little over four bytes a token with the common tokenizers, so the
+//! estimate errs high, which is the safe side for a limit.
+
+use serde_json::Value;
+
+/// Bytes per token of the estimate.
+pub const BYTES_PER_TOKEN: usize = 4;
+/// Tokens a message costs beyond its text (role, separators).
+pub const PER_MESSAGE: u32 = 4;
+
+/// Estimated tokens of `text`.
+pub fn estimate_text(text: &str) -> u32 {
+    let tokens = text.len().div_ceil(BYTES_PER_TOKEN);
+    let with_margin = tokens + tokens.div_ceil(10);
+    u32::try_from(with_margin).unwrap_or(u32::MAX)
+}
+
+/// Estimated prompt tokens of an OpenAI-style request body: every
+/// message's text (a string, or the text parts of an array), its tool
+/// calls' arguments, and [`PER_MESSAGE`] each.
+pub fn estimate_request(body: &Value) -> u32 {
+    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+        return 0;
+    };
+    messages
+        .iter()
+        .map(|m| PER_MESSAGE.saturating_add(estimate_text(&message_text(m))))
+        .fold(0u32, u32::saturating_add)
+}
+
+fn message_text(message: &Value) -> String {
+    let mut text = match message.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    for call in message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(arguments) = call.pointer("/function/arguments").and_then(Value::as_str) {
+            text.push_str(arguments);
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_text_counts_a_quarter_of_its_bytes_and_a_tenth_more() {
+        assert_eq!(estimate_text(""), 0);
+        assert_eq!(estimate_text("abcd"), 2);
+        assert_eq!(estimate_text(&"x".repeat(4000)), 1100);
+        // Multi-byte characters count by their bytes.
+        assert_eq!(estimate_text("日本"), 3);
+    }
+
+    #[test]
+    fn a_request_counts_every_message_text_and_tool_call() {
+        let body = json!({"messages": [
+            {"role": "system", "content": "x".repeat(400)},
+            {"role": "user", "content": [{"type": "text", "text": "y".repeat(40)}]},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "f", "arguments": "z".repeat(40)}}
+            ]},
+        ]});
+        assert_eq!(estimate_request(&body), (4 + 110) + (4 + 11) + (4 + 11));
+    }
+
+    #[test]
+    fn a_request_without_messages_counts_nothing() {
+        assert_eq!(estimate_request(&json!({"model": "m"})), 0);
+    }
+}
