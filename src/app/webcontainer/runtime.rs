@@ -192,6 +192,8 @@ impl WebContainerRuntime {
                 path,
                 kind,
                 size: 0,
+                // WebContainer's readdir gives names and kinds only.
+                modified: None,
             });
         }
         listed.sort_by(|a, b| a.path.cmp(&b.path));
