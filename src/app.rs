@@ -5,6 +5,7 @@
 pub mod api;
 mod chat;
 mod editor;
+pub mod error;
 mod file_tree;
 mod ide;
 mod markdown;

@@ -7,6 +7,7 @@ pub mod api_v1;
 pub mod atomic;
 pub mod cli;
 pub mod config;
+pub mod errors;
 pub mod http;
 pub mod llm;
 pub mod parse_cmd;

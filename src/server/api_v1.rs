@@ -4,13 +4,14 @@
 //! calls the same session code as the UI's server functions. Errors are
 //! JSON with a stable `code`.
 
+mod control;
 mod error;
 mod files;
 mod messages;
 mod projects;
 
 use axum::Router;
-use axum::routing::{any, get};
+use axum::routing::{any, get, post};
 
 pub use error::V1Error;
 
@@ -22,7 +23,14 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/projects",
             get(projects::list).post(projects::create),
         )
-        .route("/api/v1/projects/{id}", get(projects::get))
+        .route(
+            "/api/v1/projects/{id}",
+            get(projects::get)
+                .patch(control::rename)
+                .delete(control::delete),
+        )
+        .route("/api/v1/projects/{id}/events", get(control::events))
+        .route("/api/v1/projects/{id}/stop", post(control::stop))
         .route(
             "/api/v1/projects/{id}/messages",
             get(messages::list).post(messages::send),

@@ -7,6 +7,7 @@
 pub mod api;
 pub mod fix;
 mod hub;
+pub mod manage;
 mod project;
 mod recording;
 mod restore;
@@ -97,6 +98,14 @@ impl OpenProjects {
         restore::settle(&handle.session, &restored.messages);
         handles.insert(id.clone(), Arc::clone(&handle));
         handle
+    }
+
+    /// Forgets the project's handle (it is being deleted).
+    pub fn remove(&self, id: &ProjectId) -> Option<Arc<ProjectHandle>> {
+        self.handles
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id)
     }
 
     pub fn get(&self, id: &ProjectId) -> Option<Arc<ProjectHandle>> {

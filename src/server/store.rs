@@ -6,6 +6,7 @@
 //! Queries are checked at run time, so builds never need a database.
 
 mod events;
+mod listing;
 mod messages;
 mod projects;
 #[cfg(test)]
@@ -21,6 +22,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use tokio::sync::OnceCell;
 
 pub use events::Replay;
+pub use listing::{ProjectListing, UNTITLED, name_from_message};
 pub use messages::MessageRow;
 pub use projects::ProjectRow;
 pub use writer::EventWriter;
