@@ -10,6 +10,7 @@ mod file_tree;
 mod ide;
 mod markdown;
 mod preview;
+pub mod projects;
 #[cfg(feature = "hydrate")]
 mod scripts;
 mod session;
@@ -54,6 +55,7 @@ pub fn App() -> impl IntoView {
         <Title text="Rivet" />
         <Router>
             <Routes fallback=|| view! { <p class="not-found">"Page not found."</p> }>
+                <Route path=StaticSegment("") view=projects::ProjectsPage />
                 <Route path=(StaticSegment("p"), ParamSegment("project")) view=ide::Ide />
             </Routes>
         </Router>

@@ -4,6 +4,7 @@
 
 pub mod action;
 pub mod build_result;
+pub mod error;
 pub mod host;
 pub mod llm;
 pub mod preview;
@@ -11,4 +12,5 @@ pub mod project;
 pub mod protocol;
 pub mod runner;
 pub mod session;
+pub mod time;
 pub mod tree;

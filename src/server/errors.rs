@@ -2,7 +2,7 @@
 //! server functions send it as [`RivetError`], the HTTP API derives its
 //! status from it (`api_v1::V1Error`).
 
-use crate::app::error::{ErrorCode, RivetError};
+use crate::runtime::error::{ErrorCode, RivetError};
 use crate::runtime::host::RuntimeError;
 use crate::runtime::runner::PreviewError;
 use crate::server::projects::ProjectError;

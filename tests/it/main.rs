@@ -4,6 +4,8 @@
 
 mod agent;
 mod api_v1;
+mod api_v1_control;
+mod chat;
 mod llm;
 mod protocol;
 mod sandbox;

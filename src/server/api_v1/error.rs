@@ -6,7 +6,7 @@ use axum::extract::rejection::JsonRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use crate::app::error::ErrorCode;
+use crate::runtime::error::ErrorCode;
 use crate::runtime::host::RuntimeError;
 use crate::server::errors;
 use crate::server::projects::ProjectError;

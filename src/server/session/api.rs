@@ -62,7 +62,9 @@ pub async fn open_in(state: &AppState, project: &str) -> Result<Arc<ProjectHandl
     Ok(state.open_projects.open(state, &id).await)
 }
 
-pub async fn feed(project: &str) -> Result<ByteStream<crate::app::error::RivetError>, ApiError> {
+pub async fn feed(
+    project: &str,
+) -> Result<ByteStream<crate::runtime::error::RivetError>, ApiError> {
     let (_, handle) = open(project).await?;
     let lines = handle.session.subscribe().map(|envelope| {
         // Serialising our own types cannot fail; an empty line is skipped by readers.
