@@ -232,6 +232,8 @@ mod tests {
         }
     }
 
+    // The page loads the list from the store while it renders; like `rivet
+    // serve`, that needs a multi-threaded runtime.
     #[tokio::test(flavor = "multi_thread")]
     async fn root_shows_the_projects_and_new_makes_one() {
         let (state, _data) = state();
