@@ -312,3 +312,37 @@ async fn the_first_message_names_an_untitled_project_and_the_list_finds_it() {
         .collect();
     assert_eq!(found, [named.as_str()]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_ide_server_functions_report_busy_as_a_typed_error() {
+    let (_mock, server) = slow_server().await;
+    let project = server.create("typed").await;
+    send(&server, &project, "build a todo app").await;
+    let refused = server
+        .http
+        .post(format!("http://{}/api/send_message", server.addr))
+        .form(&[("project", project.as_str()), ("text", "again")])
+        .send()
+        .await
+        .unwrap();
+    assert!(!refused.status().is_success());
+    let error: Value = refused.json().await.unwrap();
+    assert_eq!(error["code"], "busy", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("still streaming"),
+        "{error}"
+    );
+    // A malformed project id is refused before anything runs.
+    let invalid = server
+        .http
+        .post(format!("http://{}/api/stop_run", server.addr))
+        .form(&[("project", "Not An Id!")])
+        .send()
+        .await
+        .unwrap();
+    let error: Value = invalid.json().await.unwrap();
+    assert_eq!(error["code"], "invalid", "{error}");
+}
