@@ -264,7 +264,10 @@ mod tests {
         assert_eq!(state.projects.list().unwrap().len(), 2);
     }
 
-    #[tokio::test]
+    // Rendered on a multi-threaded runtime like `rivet serve`'s: on a
+    // single-threaded one, the page's resources could stall while other
+    // tests render pages at the same time.
+    #[tokio::test(flavor = "multi_thread")]
     async fn the_page_renders_every_pane() {
         let response = get("/p/someproject").await;
         assert_eq!(response.status(), StatusCode::OK);
