@@ -6,12 +6,14 @@ pub mod api;
 mod browser_runtime;
 mod chat;
 mod editor;
+pub mod error;
 mod file_tree;
 mod ide;
 mod markdown;
 mod page;
 mod preview;
 mod runtime_choice;
+pub mod projects;
 #[cfg(feature = "hydrate")]
 mod scripts;
 mod session;
@@ -23,7 +25,7 @@ pub mod transfer;
 mod webcontainer;
 mod workbench;
 
-use leptos::either::EitherOf4;
+use leptos::either::EitherOf5;
 use leptos::prelude::*;
 use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 
@@ -60,12 +62,13 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     let page = match page::page_for(&page::current_path()) {
-        page::Page::Project(project) => EitherOf4::A(view! { <ide::Ide project /> }),
-        page::Page::BadProject => EitherOf4::B(view! {
+        page::Page::Project(project) => EitherOf5::A(view! { <ide::Ide project /> }),
+        page::Page::BadProject => EitherOf5::B(view! {
             <p class="not-found">"This is not a project address. " <a href="/">"Open your projects"</a></p>
         }),
-        page::Page::Import => EitherOf4::C(view! { <transfer::ImportPage /> }),
-        page::Page::NotFound => EitherOf4::D(view! { <p class="not-found">"Page not found."</p> }),
+        page::Page::Import => EitherOf5::C(view! { <transfer::ImportPage /> }),
+        page::Page::Projects => EitherOf5::E(view! { <projects::ProjectsPage /> }),
+        page::Page::NotFound => EitherOf5::D(view! { <p class="not-found">"Page not found."</p> }),
     };
     view! {
         <Title text="Rivet" />

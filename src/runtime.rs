@@ -4,6 +4,7 @@
 
 pub mod action;
 pub mod build_result;
+pub mod error;
 pub mod host;
 pub mod kind;
 pub mod llm;
@@ -13,4 +14,5 @@ pub mod protocol;
 pub mod relay;
 pub mod runner;
 pub mod session;
+pub mod time;
 pub mod tree;

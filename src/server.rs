@@ -9,6 +9,7 @@ pub mod atomic;
 pub mod checkpoint;
 pub mod cli;
 pub mod config;
+pub mod errors;
 pub mod http;
 pub mod llm;
 pub mod parse_cmd;

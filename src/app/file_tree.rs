@@ -26,7 +26,7 @@ pub fn FileTree() -> impl IntoView {
         if path.is_empty() {
             return;
         }
-        let project = project.to_string();
+        let project = project.clone();
         let workbench = expect_context::<Workbench>();
         leptos::task::spawn_local(async move {
             if crate::app::api::write_file(project, path.clone(), String::new())

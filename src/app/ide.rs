@@ -74,7 +74,12 @@ fn Workspace() -> impl IntoView {
     view! {
         <div class="ide" style=style>
             <header class="topbar">
-                <span class="brand">"Rivet"</span>
+                <a class="brand" href="/" rel="external" title="All projects">
+                    "Rivet"
+                </a>
+                <a class="icon-button" href="/" rel="external" data-testid="projects-link">
+                    "Projects"
+                </a>
                 <span class="spacer"></span>
                 <super::transfer::ExportMenu />
                 <RuntimeStatus />

@@ -1,5 +1,5 @@
-//! Which page the path asks for: the IDE at `/p/{project}`, the import
-//! page at `/import`; anything else is "not found".
+//! Which page the path asks for: the projects at `/`, the IDE at
+//! `/p/{project}`, the import page at `/import`; anything else is "not found".
 
 use crate::runtime::project::ProjectId;
 
@@ -10,6 +10,8 @@ pub enum Page {
     Project(ProjectId),
     /// `/p/{something}` that is no project id.
     BadProject,
+    /// `/`: the projects.
+    Projects,
     /// `/import`: bring a project in.
     Import,
     /// Any other path.
@@ -18,6 +20,9 @@ pub enum Page {
 
 /// The page `path` (without query or fragment) asks for.
 pub fn page_for(path: &str) -> Page {
+    if path == "/" {
+        return Page::Projects;
+    }
     if matches!(path, "/import" | "/import/") {
         return Page::Import;
     }
@@ -77,7 +82,8 @@ mod tests {
 
     #[test]
     fn other_paths_are_not_found() {
-        for path in ["/", "/p/", "/p", "/p/a/b", "/q/demo", ""] {
+        assert_eq!(page_for("/"), Page::Projects);
+        for path in ["/p/", "/p", "/p/a/b", "/q/demo", ""] {
             assert_eq!(page_for(path), Page::NotFound, "{path}");
         }
     }

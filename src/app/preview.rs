@@ -79,7 +79,7 @@ pub fn PreviewPane() -> impl IntoView {
     reporter::forward(project.clone(), url);
     // Asks the server for an address for a port that has none; the address
     // arrives through the session too.
-    let ask = Action::new(move |port: &u16| open_preview(project.to_string(), *port));
+    let ask = Action::new(move |port: &u16| open_preview(project.clone(), *port));
     let refused = Signal::derive(move || {
         ask.value()
             .get()

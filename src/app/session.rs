@@ -165,7 +165,7 @@ pub fn follow(store: SessionStore, project: crate::runtime::project::ProjectId) 
     leptos::task::spawn_local(async move {
         let mut backoff_ms = 250;
         loop {
-            if let Ok(feed) = crate::app::api::session_feed(project.to_string()).await {
+            if let Ok(feed) = crate::app::api::session_feed(project.clone()).await {
                 store.connected.set(true);
                 backoff_ms = 250;
                 let mut lines = LineDecoder::default();

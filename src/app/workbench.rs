@@ -134,7 +134,7 @@ impl Workbench {
         let files = self.files;
         let path = path.to_owned();
         leptos::task::spawn_local(async move {
-            let content = crate::app::api::read_file(project.to_string(), path.clone())
+            let content = crate::app::api::read_file(project.clone(), path.clone())
                 .await
                 .unwrap_or_else(|e| format!("// {path} could not be read: {e}\n"));
             files.update(|files| {

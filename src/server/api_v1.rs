@@ -6,6 +6,7 @@
 
 mod approvals;
 mod checkpoints;
+mod control;
 mod error;
 mod files;
 mod messages;
@@ -25,7 +26,14 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/projects",
             get(projects::list).post(projects::create),
         )
-        .route("/api/v1/projects/{id}", get(projects::get))
+        .route(
+            "/api/v1/projects/{id}",
+            get(projects::get)
+                .patch(control::rename)
+                .delete(control::delete),
+        )
+        .route("/api/v1/projects/{id}/events", get(control::events))
+        .route("/api/v1/projects/{id}/stop", post(control::stop))
         .route(
             "/api/v1/projects/{id}/messages",
             get(messages::list).post(messages::send),

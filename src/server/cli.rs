@@ -1,4 +1,10 @@
-//! The `rivet` command line.
+//! The `rivet` command line. `chat` and `projects` are clients of a running
+//! `rivet serve` (`cli/`).
+
+mod chat;
+mod client;
+mod follow;
+mod list;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,6 +42,11 @@ pub enum Command {
     MockLlm(super::llm::mock::MockArgs),
     /// Ask the configured model once and stream the answer to stdout.
     Ask(super::llm::ask::AskArgs),
+    /// Send a message to a project of the running `rivet serve` and follow
+    /// the answer and its actions; exits non-zero when any failed.
+    Chat(chat::ChatArgs),
+    /// List the projects of the running `rivet serve`, latest first.
+    Projects(list::ProjectsArgs),
     /// Runs inside a project's sandbox; started by `rivet serve`.
     #[command(hide = true)]
     SandboxAgent(super::sandbox::AgentArgs),
@@ -81,6 +92,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Parse(_) => unreachable!("handled before the configuration is loaded"),
         Command::MockLlm(args) => runtime.block_on(super::llm::mock::run(args))?,
         Command::Ask(args) => return runtime.block_on(super::llm::ask::run(args, config)),
+        Command::Chat(args) => return runtime.block_on(chat::run(args, config)),
+        Command::Projects(args) => return runtime.block_on(list::run(args, config)),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,5 @@
 //! The axum application: Leptos pages and server functions, plus the plain
-//! HTTP routes (health check, the terminal WebSocket, the preview redirect),
+//! HTTP routes (health check, `/new`, the terminal WebSocket, the preview redirect),
 //! all behind the cross-origin isolation headers; previews are proxied from
 //! their own origins before any of it.
 
@@ -30,7 +30,7 @@ pub fn app(state: AppState) -> Router {
     });
     Router::new()
         .route("/healthz", get(healthz))
-        .route("/", get(open_latest_project))
+        .route("/", get(page.clone()))
         .route("/new", get(open_new_project))
         .merge(sandbox::routes())
         .merge(super::api_v1::routes())
@@ -87,18 +87,10 @@ async fn healthz() -> (StatusCode, &'static str) {
     (StatusCode::OK, "ok")
 }
 
-/// `/` opens the most recent project, creating the first one if there is none.
-async fn open_latest_project(State(state): State<AppState>) -> Result<Redirect, HttpError> {
-    match state.projects.list()?.into_iter().next() {
-        Some(project) => Ok(Redirect::to(&format!("/p/{}", project.id))),
-        None => open_new_project(State(state)).await,
-    }
-}
-
 /// `/new` creates a project and opens it. Like every route, only when asked
 /// from the IDE itself or typed in (see `access::origin`).
 async fn open_new_project(State(state): State<AppState>) -> Result<Redirect, HttpError> {
-    let project = state.projects.create("Untitled")?;
+    let project = state.projects.create(super::store::UNTITLED)?;
     Ok(Redirect::to(&format!("/p/{}", project.id)))
 }
 
@@ -254,20 +246,42 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn root_opens_the_latest_project_or_a_new_one() {
+    // The page loads the list from the store while it renders; like `rivet
+    // serve`, that needs a multi-threaded runtime.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn root_shows_the_projects_and_new_makes_one() {
         let (state, _data) = state();
-        let first = get_with(&state, "/").await;
-        assert_eq!(first.status(), StatusCode::SEE_OTHER);
-        let first_project = location(&first);
-        assert!(first_project.starts_with("/p/"), "{first_project}");
-        assert_eq!(location(&get_with(&state, "/").await), first_project);
-        let fresh = location(&get_with(&state, "/new").await);
-        assert_ne!(fresh, first_project);
+        state.projects.create("listed on the page").unwrap();
+        let page = get_with(&state, "/").await;
+        assert_eq!(page.status(), StatusCode::OK);
+        let body = axum::body::to_bytes(page.into_body(), usize::MAX);
+        let body = tokio::time::timeout(std::time::Duration::from_secs(60), body)
+            .await
+            .expect("the page never ended")
+            .unwrap();
+        let html = String::from_utf8(body.to_vec()).unwrap();
+        for id in [
+            "project-search",
+            "new-project",
+            "project-list",
+            "project-item",
+        ] {
+            assert!(
+                html.contains(&format!("data-testid=\"{id}\"")),
+                "missing {id}"
+            );
+        }
+        assert!(html.contains("listed on the page"), "{html}");
+        let fresh = get_with(&state, "/new").await;
+        assert_eq!(fresh.status(), StatusCode::SEE_OTHER);
+        assert!(location(&fresh).starts_with("/p/"));
         assert_eq!(state.projects.list().unwrap().len(), 2);
     }
 
-    #[tokio::test]
+    // Rendered on a multi-threaded runtime like `rivet serve`'s: on a
+    // single-threaded one, the page's resources could stall while other
+    // tests render pages at the same time.
+    #[tokio::test(flavor = "multi_thread")]
     async fn the_page_renders_every_pane() {
         let response = get("/p/someproject").await;
         assert_eq!(response.status(), StatusCode::OK);

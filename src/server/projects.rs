@@ -94,6 +94,31 @@ impl Projects {
         serde_json::from_slice(&bytes).map_err(|source| ProjectError::Corrupt { path, source })
     }
 
+    /// Gives the project a new name in its `project.json`.
+    pub fn rename(&self, id: &ProjectId, name: &str) -> Result<ProjectMeta, ProjectError> {
+        let mut meta = self.get(id)?;
+        meta.name = name.to_owned();
+        let path = self.dir(id).join("project.json");
+        let json = serde_json::to_vec_pretty(&meta).map_err(|source| ProjectError::Corrupt {
+            path: path.clone(),
+            source,
+        })?;
+        crate::server::atomic::write(&path, &json).map_err(io(&path))?;
+        Ok(meta)
+    }
+
+    /// Removes the project's directory and everything in it.
+    pub fn delete(&self, id: &ProjectId) -> Result<(), ProjectError> {
+        let dir = self.dir(id);
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(ProjectError::NotFound(id.clone()))
+            }
+            Err(source) => Err(ProjectError::Io { path: dir, source }),
+        }
+    }
+
     /// The directories named like a project id (whether or not they hold
     /// a readable `project.json`).
     pub fn ids(&self) -> Vec<ProjectId> {
@@ -187,6 +212,25 @@ mod tests {
         names.sort();
         assert_eq!(names, ["project.json", "workspace"]);
         assert_eq!(projects.get(&meta.id).unwrap(), meta);
+    }
+
+    #[test]
+    fn a_project_is_renamed_and_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let projects = Projects::new(dir.path());
+        let meta = projects.create("before").unwrap();
+        assert_eq!(projects.rename(&meta.id, "after").unwrap().name, "after");
+        assert_eq!(projects.get(&meta.id).unwrap().name, "after");
+        projects.delete(&meta.id).unwrap();
+        assert!(!projects.dir(&meta.id).exists());
+        assert!(matches!(
+            projects.delete(&meta.id),
+            Err(ProjectError::NotFound(_))
+        ));
+        assert!(matches!(
+            projects.rename(&meta.id, "x"),
+            Err(ProjectError::NotFound(_))
+        ));
     }
 
     #[test]

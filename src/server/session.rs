@@ -10,6 +10,7 @@ pub mod browser;
 pub mod fix;
 mod hub;
 pub mod page_report;
+pub mod manage;
 mod project;
 mod recording;
 mod restore;
@@ -111,6 +112,14 @@ impl OpenProjects {
         restore::settle(&handle.session, &restored.messages);
         handles.insert(id.clone(), Arc::clone(&handle));
         handle
+    }
+
+    /// Forgets the project's handle (it is being deleted).
+    pub fn remove(&self, id: &ProjectId) -> Option<Arc<ProjectHandle>> {
+        self.handles
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id)
     }
 
     pub fn get(&self, id: &ProjectId) -> Option<Arc<ProjectHandle>> {

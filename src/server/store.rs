@@ -7,6 +7,7 @@
 
 mod checkpoints;
 mod events;
+mod listing;
 mod messages;
 mod project_runtime;
 mod projects;
@@ -25,6 +26,7 @@ use tokio::sync::OnceCell;
 
 pub use checkpoints::{CheckpointKind, CheckpointRow};
 pub use events::Replay;
+pub use listing::{ProjectListing, UNTITLED, name_from_message};
 pub use messages::MessageRow;
 pub use projects::ProjectRow;
 pub use writer::EventWriter;

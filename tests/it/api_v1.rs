@@ -10,42 +10,52 @@ use serde_json::{Value, json};
 
 use super::llm::Mock;
 
-struct Server {
+pub(crate) struct Server {
     _child: tokio::process::Child,
-    _data: tempfile::TempDir,
-    addr: SocketAddr,
-    http: reqwest::Client,
+    pub(crate) data: tempfile::TempDir,
+    pub(crate) addr: SocketAddr,
+    pub(crate) http: reqwest::Client,
 }
 
 impl Server {
     async fn start(mock: &Mock, data: tempfile::TempDir) -> Server {
+        Server::start_with(mock, data, &[]).await
+    }
+
+    /// A server with more configuration in `env` (`RIVET_…` variables).
+    pub(crate) async fn start_with(
+        mock: &Mock,
+        data: tempfile::TempDir,
+        env: &[(&str, &str)],
+    ) -> Server {
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
         super::support::serve_in(&mut command, data.path());
         command
             .env("RIVET_LLM_PROVIDER", "custom")
             .env("RIVET_LLM_BASE_URL", mock.base_url())
-            .env("RIVET_LLM_MODEL", "rivet-replay");
+            .env("RIVET_LLM_MODEL", "rivet-replay")
+            .envs(env.iter().copied());
         let (child, addr) = super::support::spawn_serve(command).await;
         Server {
             _child: child,
-            _data: data,
+            data,
             addr,
             http: super::support::client().build().unwrap(),
         }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("http://{}/api/v1{path}", self.addr)
     }
 
-    async fn json(&self, request: reqwest::RequestBuilder) -> (StatusCode, Value) {
+    pub(crate) async fn json(&self, request: reqwest::RequestBuilder) -> (StatusCode, Value) {
         let response = request.send().await.unwrap();
         let status = response.status();
         let body = response.json().await.unwrap_or(Value::Null);
         (status, body)
     }
 
-    async fn create(&self, name: &str) -> String {
+    pub(crate) async fn create(&self, name: &str) -> String {
         let (status, body) = self
             .json(
                 self.http
@@ -58,7 +68,7 @@ impl Server {
     }
 }
 
-async fn server() -> (Mock, Server) {
+pub(crate) async fn server() -> (Mock, Server) {
     let mock = Mock::start(&[]);
     let server = Server::start(&mock, tempfile::tempdir().unwrap()).await;
     (mock, server)

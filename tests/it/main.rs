@@ -5,6 +5,8 @@
 mod agent;
 mod api_v1;
 mod checkpoints;
+mod api_v1_control;
+mod chat;
 mod llm;
 mod protocol;
 mod runtime_choice;

@@ -51,13 +51,20 @@ async fn serve_prints_a_login_url_that_opens_the_ide() {
     let cookie = login.headers()["set-cookie"].to_str().unwrap();
     let session = cookie.split(';').next().unwrap().to_owned();
     let origin = url.split("/?").next().unwrap();
-    let opened = browser
+    let projects = browser
         .get(format!("{origin}/"))
         .header("cookie", &session)
         .send()
         .await
         .unwrap();
-    assert_eq!(opened.status(), 303, "the IDE opens a project");
+    assert_eq!(projects.status(), 200, "the projects page");
+    let opened = browser
+        .get(format!("{origin}/new"))
+        .header("cookie", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status(), 303, "New project opens one");
     let project = opened.headers()["location"].to_str().unwrap().to_owned();
     assert!(project.starts_with("/p/"), "{project}");
     let page = browser

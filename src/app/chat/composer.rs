@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::app::api::{send_message, stop_run};
+use crate::app::api::{RivetError, send_message, stop_run};
 use crate::app::ide::CurrentProject;
 use crate::app::session::SessionStore;
 
@@ -11,17 +11,18 @@ pub fn Composer() -> impl IntoView {
     let store = expect_context::<SessionStore>();
     let project = expect_context::<CurrentProject>().0;
     let draft = RwSignal::new(String::new());
-    let error = RwSignal::new(None::<String>);
+    let error = RwSignal::new(None::<RivetError>);
 
     let send = Action::new({
         let project = project.clone();
-        move |text: &String| send_message(project.to_string(), text.clone())
+        move |text: &String| send_message(project.clone(), text.clone())
     });
-    let stop = Action::new(move |_: &()| stop_run(project.to_string()));
+    let stop = Action::new(move |_: &()| stop_run(project.clone()));
     Effect::new(move |_| {
         let result = send.value().get().or(stop.value().get());
-        error.set(result.and_then(Result::err).map(|e| e.to_string()));
+        error.set(result.and_then(Result::err));
     });
+    let busy = move || error.with(|e| e.as_ref().is_some_and(RivetError::is_busy));
 
     let submit = move || {
         let text = draft.get_untracked().trim().to_owned();
@@ -40,8 +41,23 @@ pub fn Composer() -> impl IntoView {
                 submit();
             }
         >
-            <Show when=move || error.get().is_some()>
-                <p class="composer-error" role="alert">{move || error.get().unwrap_or_default()}</p>
+            <Show when=move || error.with(Option::is_some)>
+                // A refused send because another answer streams reads as
+                // "busy", not as a failure.
+                <p
+                    class="composer-error"
+                    class:busy=busy
+                    data-testid=move || if busy() { "composer-busy" } else { "composer-error" }
+                    role="alert"
+                >
+                    {move || {
+                        if busy() {
+                            "Busy: an answer is still running. Wait for it, or press Stop.".to_owned()
+                        } else {
+                            error.with(|e| e.as_ref().map(ToString::to_string).unwrap_or_default())
+                        }
+                    }}
+                </p>
             </Show>
             <textarea
                 data-testid="chat-input"

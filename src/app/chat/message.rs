@@ -97,9 +97,9 @@ fn AnswerFooter(message: Message) -> impl IntoView {
     let id = message.id.clone();
     let retry = Action::new({
         let (project, id) = (project.clone(), id.clone());
-        move |_: &()| retry_answer(project.to_string(), id.clone())
+        move |_: &()| retry_answer(project.clone(), id.clone())
     });
-    let resume = Action::new(move |_: &()| continue_answer(project.to_string(), id.clone()));
+    let resume = Action::new(move |_: &()| continue_answer(project.clone(), id.clone()));
     let usage = message.usage.map(|u| {
         format!(
             "{} tokens ({} prompt, {} answer)",

@@ -217,7 +217,7 @@ fn mount_diff(diff_host: NodeRef<leptos::html::Div>, workbench: Workbench, ready
             return;
         };
         leptos::task::spawn_local(async move {
-            let diff = answer_diff(project.to_string(), path.clone())
+            let diff = answer_diff(project.clone(), path.clone())
                 .await
                 .ok()
                 .flatten();
@@ -273,7 +273,7 @@ fn save(workbench: Workbench) {
         .with_untracked(|f| f.get(&path).filter(|f| f.dirty).map(|f| f.content.clone()));
     let Some(content) = content else { return };
     leptos::task::spawn_local(async move {
-        if write_file(project.to_string(), path.clone(), content.clone())
+        if write_file(project.clone(), path.clone(), content.clone())
             .await
             .is_ok()
         {

@@ -88,7 +88,7 @@ pub fn TreeNode(node: Node, depth: usize) -> impl IntoView {
             if to.is_empty() || to == path {
                 return;
             }
-            let (from, project) = (path.clone(), project.to_string());
+            let (from, project) = (path.clone(), project.clone());
             leptos::task::spawn_local(async move {
                 let _ = crate::app::api::rename_path(project, from, to).await;
             });
@@ -100,7 +100,7 @@ pub fn TreeNode(node: Node, depth: usize) -> impl IntoView {
             if !confirm(&format!("Delete {path}? This cannot be undone.")) {
                 return;
             }
-            let (path, project) = (path.clone(), project.to_string());
+            let (path, project) = (path.clone(), project.clone());
             leptos::task::spawn_local(async move {
                 let _ = crate::app::api::delete_path(project, path).await;
             });

@@ -6,7 +6,9 @@ use axum::extract::rejection::JsonRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
+use crate::runtime::error::ErrorCode;
 use crate::runtime::host::RuntimeError;
+use crate::server::errors;
 use crate::server::projects::ProjectError;
 use crate::server::session::agent::ApprovalError as AgentApprovalError;
 use crate::server::session::api::ApiError;
@@ -36,61 +38,57 @@ impl IntoResponse for V1Error {
     }
 }
 
+impl V1Error {
+    /// An error whose status follows its kind (`crate::server::errors`),
+    /// with `code` the stable, more precise name programs match on.
+    fn of(kind: ErrorCode, code: &'static str, message: String) -> V1Error {
+        let status =
+            StatusCode::from_u16(kind.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        V1Error::new(status, code, message)
+    }
+}
+
 impl From<ApiError> for V1Error {
     fn from(error: ApiError) -> V1Error {
-        let message = error.to_string();
-        let (status, code) = match error {
-            ApiError::InvalidProject(_) => (StatusCode::NOT_FOUND, "project_not_found"),
+        let kind = errors::api_code(&error);
+        let code = match error {
             ApiError::Project(error) => return error.into(),
             ApiError::Runtime(error) => return error.into(),
-            ApiError::Busy => (StatusCode::CONFLICT, "busy"),
-            ApiError::EmptyMessage => (StatusCode::BAD_REQUEST, "empty_message"),
-            ApiError::NotContinuable(_) => (StatusCode::CONFLICT, "not_continuable"),
-            ApiError::NotRetryable(_) => (StatusCode::CONFLICT, "not_retryable"),
-            ApiError::NotText(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "not_text"),
-            ApiError::Preview(_) => (StatusCode::BAD_REQUEST, "preview"),
-            ApiError::Approval(AgentApprovalError::NotFound(_)) => {
-                (StatusCode::NOT_FOUND, "step_not_found")
-            }
-            ApiError::Approval(AgentApprovalError::NotWaiting { .. }) => {
-                (StatusCode::CONFLICT, "step_not_waiting")
-            }
+            ApiError::Store(error) => return error.into(),
+            ApiError::InvalidProject(_) => "project_not_found",
+            ApiError::Busy => "busy",
+            ApiError::EmptyMessage => "empty_message",
+            ApiError::EmptyName => "invalid_name",
+            ApiError::NotContinuable(_) => "not_continuable",
+            ApiError::NotRetryable(_) => "not_retryable",
+            ApiError::NotText(_) => "not_text",
+            ApiError::Preview(_) => "preview",
+            ApiError::Approval(AgentApprovalError::NotFound(_)) => "step_not_found",
+            ApiError::Approval(AgentApprovalError::NotWaiting { .. }) => "step_not_waiting",
         };
-        V1Error::new(status, code, message)
+        V1Error::of(kind, code, error.to_string())
     }
 }
 
 impl From<ProjectError> for V1Error {
     fn from(error: ProjectError) -> V1Error {
-        let status = match error {
-            ProjectError::NotFound(_) => {
-                return V1Error::new(
-                    StatusCode::NOT_FOUND,
-                    "project_not_found",
-                    error.to_string(),
-                );
-            }
-            ProjectError::Io { .. } | ProjectError::Corrupt { .. } => {
-                StatusCode::INTERNAL_SERVER_ERROR
-            }
+        let code = match error {
+            ProjectError::NotFound(_) => "project_not_found",
+            ProjectError::Io { .. } | ProjectError::Corrupt { .. } => "storage",
         };
-        V1Error::new(status, "storage", error.to_string())
+        V1Error::of(errors::project_code(&error), code, error.to_string())
     }
 }
 
 impl From<RuntimeError> for V1Error {
     fn from(error: RuntimeError) -> V1Error {
-        let (status, code) = match error {
-            RuntimeError::NotFound { .. } => (StatusCode::NOT_FOUND, "file_not_found"),
-            RuntimeError::InvalidPath { .. } => (StatusCode::BAD_REQUEST, "invalid_path"),
-            RuntimeError::Unavailable(_) => {
-                (StatusCode::SERVICE_UNAVAILABLE, "runtime_unavailable")
-            }
-            RuntimeError::Io { .. } | RuntimeError::InvalidCommand(_) => {
-                (StatusCode::INTERNAL_SERVER_ERROR, "runtime")
-            }
+        let code = match error {
+            RuntimeError::NotFound { .. } => "file_not_found",
+            RuntimeError::InvalidPath { .. } => "invalid_path",
+            RuntimeError::Unavailable(_) => "runtime_unavailable",
+            RuntimeError::Io { .. } | RuntimeError::InvalidCommand(_) => "runtime",
         };
-        V1Error::new(status, code, error.to_string())
+        V1Error::of(errors::runtime_code(&error), code, error.to_string())
     }
 }
 

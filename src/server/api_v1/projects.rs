@@ -1,8 +1,8 @@
-//! `/api/v1/projects`: list, create, get.
+//! `/api/v1/projects`: list (and search), create, get.
 
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 
@@ -10,21 +10,32 @@ use super::V1Error;
 use crate::runtime::project::ProjectId;
 use crate::server::session::runtime_name;
 use crate::server::state::AppState;
-use crate::server::store::ProjectRow;
+use crate::server::store::{ProjectListing, ProjectRow};
 
 #[derive(Deserialize)]
 pub struct NewProject {
     name: String,
 }
 
-/// Every project, the latest changed first.
-pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<ProjectRow>>, V1Error> {
+#[derive(Deserialize)]
+pub struct Search {
+    /// Only projects whose name or messages contain this text.
+    #[serde(default)]
+    q: String,
+}
+
+/// Every project (or those `?q=` finds), the latest changed first, each
+/// with the time of its last message.
+pub async fn list(
+    State(state): State<AppState>,
+    Query(Search { q }): Query<Search>,
+) -> Result<Json<Vec<ProjectListing>>, V1Error> {
     // Projects made by the IDE's "new project" join the store on first sight.
     state
         .store
         .import_projects(&state.projects, &runtime_name(&state))
         .await?;
-    Ok(Json(state.store.list_projects().await?))
+    Ok(Json(state.store.find_projects(&q).await?))
 }
 
 pub async fn create(

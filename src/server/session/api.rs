@@ -20,7 +20,7 @@ use crate::runtime::session::{
 use crate::server::llm::client::ChatMessage;
 use crate::server::projects::ProjectError;
 use crate::server::state::AppState;
-use crate::server::store::MessageRow;
+use crate::server::store::{MessageRow, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -44,6 +44,9 @@ pub enum ApiError {
     Preview(#[from] PreviewError),
     #[error(transparent)]
     Approval(#[from] agent::ApprovalError),
+    Store(#[from] StoreError),
+    #[error("a project needs a name")]
+    EmptyName,
 }
 
 /// The project's handle. The request has passed `access::guard` (the
@@ -62,7 +65,9 @@ pub async fn open_in(state: &AppState, project: &str) -> Result<Arc<ProjectHandl
     Ok(state.open_projects.open(state, &id).await)
 }
 
-pub async fn feed(project: &str) -> Result<ByteStream, ApiError> {
+pub async fn feed(
+    project: &str,
+) -> Result<ByteStream<crate::runtime::error::RivetError>, ApiError> {
     let (_, handle) = open(project).await?;
     let lines = handle.session.subscribe().map(|envelope| {
         // Serialising our own types cannot fail; an empty line is skipped by readers.
@@ -189,16 +194,13 @@ pub async fn send_in(state: &AppState, project: &str, text: String) -> Result<Se
         assistant_message_id: answer.message_id.clone(),
     };
     spawn_answer(state, &handle, answer)?;
+    super::manage::name_after_message(state, &handle.id, &text).await;
     Ok(sent)
 }
 
 pub async fn stop(project: &str) -> Result<(), ApiError> {
     let (_, handle) = open(project).await?;
-    stop_fixing(&handle);
-    if let Some(cancel) = handle.conversation().streaming.clone() {
-        cancel.cancel();
-    }
-    handle.runner.abort();
+    super::manage::stop_in(&handle);
     handle.browser.stop();
     Ok(())
 }

@@ -1,0 +1,89 @@
+//! The projects page at `/`: every project, the latest changed first, with
+//! the time of its last message; search by name or message text, rename,
+//! delete (after a confirmation) and "New project".
+
+pub mod api;
+mod item;
+
+use leptos::prelude::*;
+
+use api::{ProjectSummary, list_projects};
+use item::ProjectItem;
+
+#[component]
+pub fn ProjectsPage() -> impl IntoView {
+    let search = RwSignal::new(String::new());
+    // Bumped to load the list again (after a delete).
+    let reloads = RwSignal::new(0_u32);
+    let projects = Resource::new(
+        move || (search.get(), reloads.get()),
+        |(search, _)| list_projects(search),
+    );
+    let on_deleted = Callback::new(move |()| reloads.update(|n| *n += 1));
+    // Effects only run in the browser: marks the page as hydrated for tests.
+    Effect::new(|_| {
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
+
+    view! {
+        <main class="projects-page">
+            <header class="topbar">
+                <a class="brand" href="/" rel="external">"Rivet"</a>
+                <span class="spacer"></span>
+                <a class="icon-button primary" href="/new" data-testid="new-project" rel="external">
+                    "New project"
+                </a>
+            </header>
+            <section class="projects-body">
+                <h1>"Projects"</h1>
+                <input
+                    type="search"
+                    class="project-search"
+                    data-testid="project-search"
+                    aria-label="Search projects"
+                    placeholder="Search by name or message…"
+                    prop:value=move || search.get()
+                    on:input:target=move |ev| search.set(ev.target().value())
+                />
+                // The import panel (zip, folder, git URL) goes here.
+                <div class="projects-import" data-slot="import"></div>
+                <Transition fallback=|| view! { <p class="muted">"Loading projects…"</p> }>
+                    {move || {
+                        projects
+                            .get()
+                            .map(|result| match result {
+                                Ok(list) => view! { <ProjectList list on_deleted /> }.into_any(),
+                                Err(e) => {
+                                    view! { <p class="project-error" role="alert">{e.message}</p> }
+                                        .into_any()
+                                }
+                            })
+                    }}
+                </Transition>
+            </section>
+        </main>
+    }
+}
+
+#[component]
+fn ProjectList(list: Vec<ProjectSummary>, on_deleted: Callback<()>) -> impl IntoView {
+    if list.is_empty() {
+        return view! {
+            <p class="muted" data-testid="project-list">
+                "No projects yet. Start one with “New project”."
+            </p>
+        }
+        .into_any();
+    }
+    view! {
+        <ul class="project-list" data-testid="project-list">
+            {list
+                .into_iter()
+                .map(|project| view! { <ProjectItem project on_deleted /> })
+                .collect_view()}
+        </ul>
+    }
+    .into_any()
+}
