@@ -12,8 +12,8 @@ mod ide;
 mod markdown;
 mod page;
 mod preview;
-mod runtime_choice;
 pub mod projects;
+mod runtime_choice;
 #[cfg(feature = "hydrate")]
 mod scripts;
 mod session;

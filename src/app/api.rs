@@ -6,10 +6,9 @@
 use leptos::prelude::*;
 use leptos::server_fn::codec::{ByteStream, Streaming};
 
-pub use crate::runtime::session::{Decision, FileChange, Mode};
 pub use crate::app::error::{ErrorCode, RivetError};
 pub use crate::runtime::project::ProjectId;
-pub use crate::runtime::session::FileChange;
+pub use crate::runtime::session::{Decision, FileChange, Mode};
 
 /// The project's events as newline-delimited JSON envelopes: a snapshot
 /// first, then every event, for as long as the response is read.

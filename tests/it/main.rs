@@ -4,9 +4,9 @@
 
 mod agent;
 mod api_v1;
-mod checkpoints;
 mod api_v1_control;
 mod chat;
+mod checkpoints;
 mod llm;
 mod protocol;
 mod runtime_choice;

@@ -162,7 +162,7 @@ fn AnswerFooter(message: Message) -> impl IntoView {
 fn CancelFix(id: String) -> impl IntoView {
     let store = expect_context::<SessionStore>();
     let project = expect_context::<CurrentProject>().0;
-    let stop = Action::new(move |_: &()| stop_run(project.to_string()));
+    let stop = Action::new(move |_: &()| stop_run(project.clone()));
     let running = move || {
         store.messages.track();
         let latest = store.with(|s| {

@@ -125,6 +125,7 @@ impl Follower {
                 problems.push(format!("the answer was interrupted: {reason}"));
             }
             MessageStatus::Failed { error } => problems.push(format!("the answer failed: {error}")),
+            MessageStatus::Undone { .. } => problems.push("the answer was undone".to_owned()),
         }
         for (_, action) in actions {
             if matches!(

@@ -44,6 +44,7 @@ pub enum ApiError {
     Preview(#[from] PreviewError),
     #[error(transparent)]
     Approval(#[from] agent::ApprovalError),
+    #[error(transparent)]
     Store(#[from] StoreError),
     #[error("a project needs a name")]
     EmptyName,
