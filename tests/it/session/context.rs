@@ -133,3 +133,44 @@ async fn a_long_conversation_fits_an_8k_window_with_a_summary_and_the_last_turns
     assert!(messages.len() >= tail.len(), "{messages:#?}");
     assert_eq!(messages[messages.len() - tail.len()..], tail);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_summary_is_kept_across_a_restart_and_not_asked_for_again() {
+    let limit = WINDOW.to_string();
+    let env = [("RIVET_LLM_CONTEXT_TOKENS", limit.as_str())];
+    let mock = Mock::start_with(
+        &script(),
+        &["--chunk-size", "256", "--context-limit", &limit],
+    );
+    let ide = Ide::start_with(&mock, &env).await;
+    let project = ide.new_project().await;
+    let mut feed = ide.feed(&project).await;
+    let mut turn = 0;
+    while entries_of(&mock.log().await, "summary").is_empty() {
+        ide.send(&project, &question(turn)).await;
+        turn += 1;
+        feed.until("the turn's answer", |s| finished_answers(s) == turn)
+            .await;
+    }
+    let data = ide.kill().await;
+    let ide = Ide::start_in_with(&mock, data, &env).await;
+    ide.send(&project, &question(turn)).await;
+    let mut feed = ide.feed(&project).await;
+    feed.until("the answer after the restart", |s| {
+        finished_answers(s) == turn + 1
+    })
+    .await;
+    let log = mock.log().await;
+    assert_eq!(entries_of(&log, "summary").len(), 1, "{log:#?}");
+    let last = entries_of(&log, "chatter").pop().unwrap().clone();
+    assert!(
+        last["system"]
+            .as_str()
+            .unwrap()
+            .contains("Summary of the earlier turns")
+    );
+    assert_eq!(
+        last["messages"].as_array().unwrap().last().unwrap(),
+        &format!("user: {}", question(turn))
+    );
+}
