@@ -9,6 +9,7 @@ mod artifact;
 mod auto_fix;
 mod checkpoint;
 mod composer;
+mod context;
 mod message;
 mod mode_switch;
 

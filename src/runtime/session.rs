@@ -7,11 +7,13 @@
 //! snapshot) and in the browser (which renders it): one reducer, two places.
 
 mod agent;
+mod context;
 mod event;
 mod lines;
 mod state;
 
 pub use agent::{AgentRun, AgentStep, Decision, Mode, StepStatus};
+pub use context::{ContextSummary, ContextUse};
 pub use event::{
     ActionRef, ActionStatus, Alert, Envelope, FileChange, FixAttempt, MessageStatus, Preview,
     SessionEvent, Usage,

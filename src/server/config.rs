@@ -74,6 +74,8 @@ pub struct LlmConfig {
     pub model: String,
     pub models: Vec<String>,
     pub max_tokens: u32,
+    /// The model's context window when its preset does not know it.
+    pub context_tokens: u32,
 }
 
 pub use crate::runtime::kind::RuntimeKind;

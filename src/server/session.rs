@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod api;
 pub mod browser;
+mod context;
 pub mod fix;
 mod hub;
 pub mod manage;
@@ -16,6 +17,7 @@ mod recording;
 mod restore;
 pub mod runtime_choice;
 mod saved;
+mod summary;
 mod turn;
 
 use std::collections::HashMap;

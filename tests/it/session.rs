@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 
 use super::llm::Mock;
 
+mod context;
 mod fix;
 mod page_error;
 

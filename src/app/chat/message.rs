@@ -9,6 +9,7 @@ use super::agent_step::StepCard;
 use super::answer_text::AnswerText;
 use super::artifact::ArtifactCard;
 use super::checkpoint::CheckpointButtons;
+use super::context::{ContextSummaryBlock, ContextUsageBadge};
 use crate::app::api::{continue_answer, retry_answer, stop_run};
 use crate::app::ide::CurrentProject;
 use crate::app::session::SessionStore;
@@ -84,7 +85,9 @@ fn AnswerBody(message: Message) -> impl IntoView {
         })
         .collect_view();
     let run = message.agent.clone();
+    let summary = message.context_summary.as_ref().map(|s| s.text.clone());
     view! {
+        {summary.map(|text| view! { <ContextSummaryBlock text /> })}
         {parts}
         {run.map(|run| view! { <AgentRunFooter run /> })}
         <AnswerFooter message />
@@ -151,6 +154,7 @@ fn AnswerFooter(message: Message) -> impl IntoView {
                     })}
                 <CheckpointButtons message_id=message.id.clone() />
                 {usage.map(|u| view! { <span class="message-usage" data-testid="message-usage">{u}</span> })}
+                {message.context.map(|usage| view! { <ContextUsageBadge usage /> })}
             </div>
         </div>
     }

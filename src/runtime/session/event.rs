@@ -223,6 +223,18 @@ pub enum SessionEvent {
     AutoFix {
         enabled: bool,
     },
+    /// From the answer `upto_message_id` on, the older part of the
+    /// conversation is sent to the model as this summary (which the model
+    /// wrote).
+    ContextSummary {
+        upto_message_id: String,
+        summary: super::context::ContextSummary,
+    },
+    /// How much of the context window the answer's request used.
+    ContextUsage {
+        message_id: String,
+        usage: super::context::ContextUse,
+    },
 }
 
 /// A file as the last answer found it and left it (the diff view).

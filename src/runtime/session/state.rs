@@ -52,6 +52,13 @@ pub struct Message {
     /// Set on an answer made in agent mode.
     #[serde(default)]
     pub agent: Option<AgentRun>,
+    /// How much of the context window the answer's request used.
+    #[serde(default)]
+    pub context: Option<super::context::ContextUse>,
+    /// Set on the first answer asked with this summary of the conversation
+    /// before it.
+    #[serde(default)]
+    pub context_summary: Option<super::context::ContextSummary>,
 }
 
 impl Message {
@@ -66,6 +73,8 @@ impl Message {
             finish_reason: None,
             automatic: None,
             agent: None,
+            context: None,
+            context_summary: None,
         }
     }
 
@@ -80,6 +89,8 @@ impl Message {
             finish_reason: None,
             automatic: None,
             agent: None,
+            context: None,
+            context_summary: None,
         }
     }
 
@@ -358,6 +369,15 @@ impl SessionState {
             SessionEvent::AutoFix { enabled } => {
                 self.auto_fix = Some(*enabled);
                 Touched::Alerts
+            }
+            SessionEvent::ContextSummary {
+                upto_message_id,
+                summary,
+            } => self.update_message(upto_message_id, |m| {
+                m.context_summary = Some(summary.clone());
+            }),
+            SessionEvent::ContextUsage { message_id, usage } => {
+                self.update_message(message_id, |m| m.context = Some(*usage))
             }
         }
     }

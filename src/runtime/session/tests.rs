@@ -352,3 +352,41 @@ fn an_undone_message_keeps_what_it_was_through_the_reducer_and_json() {
     assert_eq!(state.messages[0].status, undone);
     assert!(undone.is_final());
 }
+
+#[test]
+fn the_context_an_answer_used_and_its_summary_land_on_the_answer_and_survive_a_snapshot() {
+    let mut state = SessionState::default();
+    state.apply(&user("m1", "go on"));
+    state.apply(&SessionEvent::MessageAdded {
+        message: Message::assistant("m2"),
+    });
+    let usage = ContextUse {
+        used: 5000,
+        window: 8192,
+    };
+    let summary = ContextSummary {
+        covers: 6,
+        text: "The user asked for a list app.".into(),
+    };
+    let touched = state.apply(&SessionEvent::ContextUsage {
+        message_id: "m2".into(),
+        usage,
+    });
+    assert_eq!(touched, Touched::Message("m2".into()));
+    state.apply(&SessionEvent::ContextSummary {
+        upto_message_id: "m2".into(),
+        summary: summary.clone(),
+    });
+    // An event for a message that is not there changes nothing.
+    state.apply(&SessionEvent::ContextUsage {
+        message_id: "m9".into(),
+        usage,
+    });
+    let answer = state.message("m2").unwrap();
+    assert_eq!(answer.context, Some(usage));
+    assert_eq!(answer.context_summary.as_ref(), Some(&summary));
+    assert_eq!(state.message("m1").unwrap().context, None);
+    let json = serde_json::to_string(&state).unwrap();
+    let again: SessionState = serde_json::from_str(&json).unwrap();
+    assert_eq!(again, state);
+}

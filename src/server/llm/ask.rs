@@ -88,6 +88,8 @@ pub async fn run(args: AskArgs, config: Config) -> anyhow::Result<ExitCode> {
         files,
         user_edits: Vec::new(),
         token_budget: PROJECT_BUDGET,
+        relevant: Vec::new(),
+        summary: None,
     });
     let request = ChatRequest::new(system, vec![ChatMessage::user(args.prompt.join(" "))]);
     let cancel = CancellationToken::new();

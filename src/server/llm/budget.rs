@@ -7,6 +7,8 @@
 
 use serde_json::Value;
 
+pub mod fit;
+
 /// Bytes per token of the estimate.
 pub const BYTES_PER_TOKEN: usize = 4;
 /// Tokens a message costs beyond its text (role, separators).

@@ -77,6 +77,11 @@ pub struct LogEntry {
     pub last_user: String,
     /// The system prompt, so tests can see what the model was told.
     pub system: String,
+    /// The other messages' text, oldest first, each as `role: text`.
+    pub messages: Vec<String>,
+    /// The prompt's tokens as `budget::estimate_request` estimates them
+    /// (what `--context-limit` compares).
+    pub prompt_estimate: u32,
     pub transcript: Option<String>,
     /// Set when the request continued an answer, at this byte offset.
     pub resumed_at: Option<usize>,
@@ -316,6 +321,28 @@ struct Asked {
     tool_results: Vec<String>,
 }
 
+/// The non-system messages of a request as `role: text`.
+fn logged_messages(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] != "system")
+        .map(|m| {
+            let text = match &m["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join(""),
+                _ => String::new(),
+            };
+            format!("{}: {text}", m["role"].as_str().unwrap_or_default())
+        })
+        .collect()
+}
+
 fn read_request(body: &Value) -> Asked {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let text = |m: &Value| match &m["content"] {
@@ -459,6 +486,8 @@ async fn completions(
             stream: asked.stream,
             last_user: asked.last_user.clone(),
             system: asked.system.clone(),
+            messages: logged_messages(&body),
+            prompt_estimate: super::budget::estimate_request(&body),
             transcript: chosen.map(|i| transcripts[i].name.clone()),
             resumed_at: resume.map(|(_, at)| at),
             fault: fault.clone(),

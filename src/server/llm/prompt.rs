@@ -59,6 +59,10 @@ pub struct PromptContext {
     pub user_edits: Vec<UserEdit>,
     /// Tokens the project part (diffs and file contents) may take.
     pub token_budget: usize,
+    /// Paths shown first, most relevant first (`budget::fit::relevant_first`).
+    pub relevant: Vec<String>,
+    /// A summary of the conversation's older turns, which the request leaves out.
+    pub summary: Option<String>,
 }
 
 /// A rough token count: about four bytes per token for code and English.
@@ -150,9 +154,18 @@ fn worth_including(file: &ProjectFile) -> bool {
         && !file.content.contains('\0')
 }
 
-/// package.json first (the model needs it most), then the rest in path order.
-fn priority(file: &ProjectFile) -> (u8, &str) {
-    (u8::from(file.path != "package.json"), file.path.as_str())
+/// The relevant files first, in their order; then package.json (the model
+/// needs it most), then the rest in path order.
+fn priority<'a>(file: &'a ProjectFile, relevant: &[String]) -> (usize, u8, &'a str) {
+    let rank = relevant
+        .iter()
+        .position(|p| *p == file.path)
+        .unwrap_or(relevant.len());
+    (
+        rank,
+        u8::from(file.path != "package.json"),
+        file.path.as_str(),
+    )
 }
 
 pub fn system_prompt(ctx: &PromptContext) -> String {
@@ -166,7 +179,14 @@ pub fn system_prompt(ctx: &PromptContext) -> String {
         out.push_str(&user_edits_section(&ctx.user_edits, &mut budget));
         out.push('\n');
     }
-    out.push_str(&files_section(&ctx.files, &mut budget));
+    out.push_str(&files_section(&ctx.files, &ctx.relevant, &mut budget));
+    if let Some(summary) = &ctx.summary {
+        let _ = write!(
+            out,
+            "\n## The conversation so far\n\nThe older part of the conversation, summarized \
+             (the newest messages follow in full):\n\n{summary}\n"
+        );
+    }
     out
 }
 
@@ -214,12 +234,12 @@ fn unified_diff(edit: &UserEdit) -> String {
     diff
 }
 
-fn files_section(files: &[ProjectFile], budget: &mut usize) -> String {
+fn files_section(files: &[ProjectFile], relevant: &[String], budget: &mut usize) -> String {
     if files.is_empty() {
         return "## The project\n\nThe project is empty: start with package.json.\n".to_owned();
     }
     let mut ordered: Vec<&ProjectFile> = files.iter().collect();
-    ordered.sort_by(|a, b| priority(a).cmp(&priority(b)));
+    ordered.sort_by(|a, b| priority(a, relevant).cmp(&priority(b, relevant)));
     let mut included = Vec::new();
     let mut listed = String::new();
     for file in &ordered {
@@ -276,6 +296,8 @@ mod tests {
             files,
             user_edits,
             token_budget: budget,
+            relevant: Vec::new(),
+            summary: None,
         }
     }
 
@@ -372,6 +394,41 @@ mod tests {
             100,
             &[],
         );
+    }
+
+    #[test]
+    fn the_files_named_by_the_build_or_changed_come_first_and_keep_the_budget() {
+        let files = vec![
+            file("package.json", &"p".repeat(40)),
+            file("src/a.js", &"a".repeat(40)),
+            file("src/b.js", &"b".repeat(40)),
+        ];
+        let included = |relevant: &[&str], budget| {
+            let mut ctx = context(files.clone(), vec![], budget);
+            ctx.relevant = relevant.iter().map(|p| (*p).to_owned()).collect();
+            let prompt = system_prompt(&ctx);
+            prompt
+                .split("<projectFile path=\"")
+                .skip(1)
+                .filter_map(|s| s.split('"').next().map(str::to_owned))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(included(&["src/b.js"], 10), ["src/b.js"]);
+        assert_eq!(
+            included(&["src/b.js", "src/a.js"], 30),
+            ["src/b.js", "src/a.js", "package.json"]
+        );
+        assert_eq!(included(&[], 10), ["package.json"]);
+    }
+
+    #[test]
+    fn a_summary_of_older_turns_is_given_as_such() {
+        let mut ctx = context(vec![], vec![], 0);
+        ctx.summary = Some("The user built a todo app.".into());
+        let prompt = system_prompt(&ctx);
+        assert!(prompt.contains("## The conversation so far"));
+        assert!(prompt.ends_with("The user built a todo app.\n"));
+        assert!(!system_prompt(&context(vec![], vec![], 0)).contains("conversation so far"));
     }
 
     #[test]

@@ -24,6 +24,9 @@ pub struct Preset {
     /// Offered when the provider's `/v1/models` does not answer.
     pub models: &'static [&'static str],
     pub token_limit: TokenLimitField,
+    /// The context window of the preset's usual models, when one size fits
+    /// them (else `[llm] context_tokens`).
+    pub context_tokens: Option<u32>,
 }
 
 pub const CUSTOM: &str = "custom";
@@ -47,6 +50,7 @@ const fn hosted(
         needs_key: true,
         models,
         token_limit: TokenLimitField::MaxTokens,
+        context_tokens: None,
     }
 }
 
@@ -59,12 +63,14 @@ const fn local(id: &'static str, label: &'static str, base_url: &'static str) ->
         needs_key: false,
         models: &[],
         token_limit: TokenLimitField::MaxTokens,
+        context_tokens: None,
     }
 }
 
 pub const PRESETS: &[Preset] = &[
     Preset {
         token_limit: TokenLimitField::MaxCompletionTokens,
+        context_tokens: Some(128_000),
         ..hosted(
             "openai",
             "OpenAI",
@@ -73,20 +79,26 @@ pub const PRESETS: &[Preset] = &[
             &["gpt-4.1", "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini"],
         )
     },
-    hosted(
-        "anthropic",
-        "Anthropic",
-        "https://api.anthropic.com/v1",
-        "ANTHROPIC_API_KEY",
-        &["claude-sonnet-4-20250514", "claude-3-5-haiku-20241022"],
-    ),
-    hosted(
-        "groq",
-        "Groq",
-        "https://api.groq.com/openai/v1",
-        "GROQ_API_KEY",
-        &["llama-3.3-70b-versatile", "llama-3.1-8b-instant"],
-    ),
+    Preset {
+        context_tokens: Some(200_000),
+        ..hosted(
+            "anthropic",
+            "Anthropic",
+            "https://api.anthropic.com/v1",
+            "ANTHROPIC_API_KEY",
+            &["claude-sonnet-4-20250514", "claude-3-5-haiku-20241022"],
+        )
+    },
+    Preset {
+        context_tokens: Some(131_072),
+        ..hosted(
+            "groq",
+            "Groq",
+            "https://api.groq.com/openai/v1",
+            "GROQ_API_KEY",
+            &["llama-3.3-70b-versatile", "llama-3.1-8b-instant"],
+        )
+    },
     hosted(
         "openrouter",
         "OpenRouter",
@@ -98,20 +110,26 @@ pub const PRESETS: &[Preset] = &[
             "deepseek/deepseek-chat",
         ],
     ),
-    hosted(
-        "deepseek",
-        "DeepSeek",
-        "https://api.deepseek.com/v1",
-        "DEEPSEEK_API_KEY",
-        &["deepseek-chat", "deepseek-reasoner"],
-    ),
-    hosted(
-        "mistral",
-        "Mistral",
-        "https://api.mistral.ai/v1",
-        "MISTRAL_API_KEY",
-        &["codestral-latest", "mistral-large-latest"],
-    ),
+    Preset {
+        context_tokens: Some(65_536),
+        ..hosted(
+            "deepseek",
+            "DeepSeek",
+            "https://api.deepseek.com/v1",
+            "DEEPSEEK_API_KEY",
+            &["deepseek-chat", "deepseek-reasoner"],
+        )
+    },
+    Preset {
+        context_tokens: Some(128_000),
+        ..hosted(
+            "mistral",
+            "Mistral",
+            "https://api.mistral.ai/v1",
+            "MISTRAL_API_KEY",
+            &["codestral-latest", "mistral-large-latest"],
+        )
+    },
     hosted(
         "together",
         "Together",
@@ -122,13 +140,16 @@ pub const PRESETS: &[Preset] = &[
             "meta-llama/Llama-3.3-70B-Instruct-Turbo",
         ],
     ),
-    hosted(
-        "xai",
-        "xAI",
-        "https://api.x.ai/v1",
-        "XAI_API_KEY",
-        &["grok-4", "grok-3-mini"],
-    ),
+    Preset {
+        context_tokens: Some(131_072),
+        ..hosted(
+            "xai",
+            "xAI",
+            "https://api.x.ai/v1",
+            "XAI_API_KEY",
+            &["grok-4", "grok-3-mini"],
+        )
+    },
     local("ollama", "Ollama (local)", "http://localhost:11434/v1"),
     local("lmstudio", "LM Studio (local)", "http://localhost:1234/v1"),
     local(CUSTOM, "Custom (any OpenAI-compatible URL)", ""),

@@ -63,6 +63,15 @@ impl LlmService {
         }
     }
 
+    /// The context window of `llm`'s model and the room kept for its answer
+    /// (`budget::fit::Window`): the preset's size, else `[llm] context_tokens`.
+    pub fn context_window(&self, llm: &ResolvedLlm) -> super::budget::fit::Window {
+        let context = provider::preset(&llm.provider)
+            .and_then(|p| p.context_tokens)
+            .unwrap_or(self.config.llm.context_tokens);
+        super::budget::fit::Window::new(context, llm.max_tokens)
+    }
+
     /// Every layer, highest first.
     fn layers(&self, command_line: Layer) -> Result<[Layer; 5], StoreError> {
         let stored = self.store.load()?;

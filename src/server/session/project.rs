@@ -45,6 +45,8 @@ pub struct Conversation {
     /// Files the person saved since the last answer: content before the
     /// first save, and now.
     pub user_edits: BTreeMap<String, (Option<String>, String)>,
+    /// What stands in for the older turns that no longer fit the window.
+    pub summary: Option<super::summary::Summary>,
 }
 
 impl Conversation {

@@ -64,6 +64,7 @@ pub fn conversation(state: &SessionState, messages: &[MessageRow]) -> Conversati
             }
         }
     }
+    conversation.summary = super::summary::restored(state, conversation.history.len());
     conversation.unfinished = unfinished(&conversation, messages.last());
     conversation.next_message = messages
         .iter()

@@ -13,12 +13,8 @@ use crate::runtime::protocol::Parser;
 use crate::runtime::session::{Message, MessageStatus, SessionEvent, Usage};
 use crate::server::llm::LlmService;
 use crate::server::llm::client::{ChatMessage, ChatRequest, chat};
-use crate::server::llm::prompt::{
-    ProjectFile, PromptContext, RuntimeDescription, UserEdit, system_prompt,
-};
+use crate::server::llm::prompt::{ProjectFile, PromptContext, RuntimeDescription, UserEdit};
 
-/// Tokens of project files the system prompt may carry.
-const PROMPT_FILE_BUDGET: usize = 24_000;
 /// Files larger than this are listed by name only.
 const LARGEST_PROMPT_FILE: u64 = 64 * 1024;
 
@@ -61,8 +57,16 @@ pub async fn run(
         }
     };
     saved.set_model(&llm_config.model);
-    let system = system_prompt(&prompt_context(&project, runtime_description).await);
-    let mut request = ChatRequest::new(system, history.clone());
+    let ctx = prompt_context(&project, runtime_description).await;
+    let ask = super::context::Ask {
+        llm: &llm_config,
+        window: llm.context_window(&llm_config),
+        history: &history,
+        continuing: continuing.then_some(earlier.as_str()),
+        message_id: &message_id,
+    };
+    let fitted = super::context::fit(&project, ask, ctx, &cancel).await;
+    let mut request = ChatRequest::new(fitted.system, fitted.messages);
     if continuing {
         request.continue_from = Some(earlier.clone());
     }
@@ -251,7 +255,9 @@ async fn prompt_context(project: &ProjectHandle, runtime: RuntimeDescription) ->
             content,
         });
     }
-    let user_edits = std::mem::take(&mut project.conversation().user_edits)
+    let edits = std::mem::take(&mut project.conversation().user_edits);
+    let relevant = relevant_paths(project, edits.keys().cloned().collect());
+    let user_edits = edits
         .into_iter()
         .map(|(path, (before, after))| UserEdit {
             path,
@@ -263,6 +269,40 @@ async fn prompt_context(project: &ProjectHandle, runtime: RuntimeDescription) ->
         runtime,
         files,
         user_edits,
-        token_budget: PROMPT_FILE_BUDGET,
+        // `context::fit` sets the budget the window leaves.
+        token_budget: 0,
+        relevant,
+        summary: None,
     }
+}
+
+/// Files the latest build results name, then those the person edited,
+/// then those the latest answers wrote (newest first).
+fn relevant_paths(project: &ProjectHandle, edited: Vec<String>) -> Vec<String> {
+    use crate::runtime::protocol::ActionKind;
+    let (named, written): (Vec<String>, Vec<String>) = project.session.read(|state| {
+        let named = state
+            .build_results
+            .iter()
+            .rev()
+            .take(3)
+            .flat_map(|r| r.files.iter().cloned())
+            .collect();
+        let written = state
+            .artifacts
+            .iter()
+            .rev()
+            .take(3)
+            .flat_map(|a| a.actions.iter().rev())
+            .filter_map(|action| match &action.kind {
+                ActionKind::File { file_path } | ActionKind::Edit { file_path } => {
+                    Some(file_path.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        (named, written)
+    });
+    let changed: Vec<String> = edited.into_iter().chain(written).collect();
+    crate::server::llm::budget::fit::relevant_first(&named, &changed)
 }
