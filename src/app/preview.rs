@@ -96,12 +96,14 @@ pub fn PreviewPane() -> impl IntoView {
         }
     };
     let device = RwSignal::new(Device::Desktop);
-    // Bumped to reload the frame.
-    let generation = RwSignal::new(0u32);
-
-    let src = move || {
-        generation.track();
-        url.get().unwrap_or_else(|| "about:blank".to_owned())
+    let frame = NodeRef::<leptos::html::Iframe>::new();
+    let src = move || url.get().unwrap_or_else(|| "about:blank".to_owned());
+    // Setting `src` through the DOM navigates the frame even when the value
+    // is the same; a reactive attribute with an unchanged value would not.
+    let reload = move |_| {
+        if let Some(frame) = frame.get() {
+            frame.set_src(&frame.src());
+        }
     };
 
     view! {
@@ -112,7 +114,7 @@ pub fn PreviewPane() -> impl IntoView {
                     title="Reload"
                     data-testid="preview-reload"
                     disabled=move || url.with(Option::is_none)
-                    on:click=move |_| generation.update(|g| *g += 1)
+                    on:click=reload
                 >
                     "⟳"
                 </button>
@@ -172,6 +174,7 @@ pub fn PreviewPane() -> impl IntoView {
                 // popups and keep its own storage (same origin as itself),
                 // but may not navigate the IDE's page away.
                 <iframe
+                    node_ref=frame
                     data-testid="preview-frame"
                     title="Preview"
                     sandbox=PREVIEW_SANDBOX

@@ -64,14 +64,39 @@ pub fn reset_conversation(handle: &ProjectHandle, messages: &[crate::server::sto
 #[derive(Default)]
 pub struct OpenProjects {
     handles: Mutex<HashMap<ProjectId, Arc<ProjectHandle>>>,
+    /// One lock per project being opened, so it is opened once.
+    opening: Mutex<HashMap<ProjectId, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl OpenProjects {
-    /// The project's handle, opening it (session, sandbox, runner) on first use.
+    /// The project's handle, opening it (session, sandbox, runner) on first
+    /// use. Concurrent first uses (a page asks several things at once) wait
+    /// for one opening: a second session of the same project would number
+    /// its events from the same point and publish besides the first.
     pub async fn open(&self, state: &AppState, id: &ProjectId) -> Arc<ProjectHandle> {
         if let Some(handle) = self.get(id) {
             return handle;
         }
+        let lock = Arc::clone(
+            self.opening
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry(id.clone())
+                .or_default(),
+        );
+        let _opening = lock.lock().await;
+        if let Some(handle) = self.get(id) {
+            return handle;
+        }
+        let handle = self.open_once(state, id).await;
+        self.opening
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
+        handle
+    }
+
+    async fn open_once(&self, state: &AppState, id: &ProjectId) -> Arc<ProjectHandle> {
         let runtime = state.sandbox.runtime(id);
         let restored = match restore::load(&state.store, &project_row(state, id)).await {
             Ok(restored) => restored,
@@ -103,10 +128,6 @@ impl OpenProjects {
         let previews = state.preview_ports.hooks(id);
         let handle = ProjectHandle::new(id.clone(), session, runtime, previews);
         let mut handles = self.handles.lock().unwrap_or_else(|p| p.into_inner());
-        // Another request may have opened it meanwhile; keep the first.
-        if let Some(first) = handles.get(id) {
-            return Arc::clone(first);
-        }
         *handle.conversation() = conversation;
         let checkpoints = crate::server::checkpoint::Checkpoints::for_project(state, id);
         // Just made, so nothing has set it.
@@ -150,5 +171,48 @@ impl OpenProjects {
             // What was published is on disk before the process ends.
             handle.session.flush().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::session::SessionEvent;
+    use crate::server::config::Config;
+
+    fn state() -> (AppState, tempfile::TempDir) {
+        let data = tempfile::tempdir().unwrap();
+        let mut config = Config::defaults();
+        config.server.data_dir = data.path().to_owned();
+        let options = leptos::config::LeptosOptions::builder()
+            .output_name("rivet")
+            .site_root("target/site")
+            .build();
+        (AppState::new(options, config), data)
+    }
+
+    /// A page asks several things of a project at once when it loads; each
+    /// may be the first use. Two sessions would number their events from
+    /// the same point, and the store would refuse the second's.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_first_opens_of_a_project_make_one_session() {
+        let (state, _data) = state();
+        let project = state.projects.create("p").unwrap();
+        let opens = (0..8).map(|_| {
+            let (state, id) = (state.clone(), project.id.clone());
+            tokio::spawn(async move { state.open_projects.open(&state, &id).await })
+        });
+        let handles: Vec<_> = futures::future::join_all(opens)
+            .await
+            .into_iter()
+            .map(|h| h.unwrap())
+            .collect();
+        for handle in &handles[1..] {
+            assert!(Arc::ptr_eq(&handles[0], handle));
+        }
+        handles[0].publish(SessionEvent::Terminal { text: "one".into() });
+        handles[0].session.flush().await;
+        let replay = state.store.events(project.id.as_str()).await.unwrap();
+        assert_eq!(replay.events.len(), 1);
     }
 }

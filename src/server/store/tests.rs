@@ -327,3 +327,26 @@ async fn concurrent_read_then_write_transactions_do_not_fail_with_database_is_lo
         .collect();
     assert_eq!(seqs, (1..=40).collect::<Vec<_>>());
 }
+
+/// A batch whose one event cannot be stored (here a number already taken)
+/// is rolled back whole; the writer then stores the others one by one.
+#[tokio::test]
+async fn a_batch_with_one_bad_event_keeps_the_others() {
+    let (_dir, store) = store_with("p1").await;
+    write_events(&store, "p1", vec![terminal(2, "first")]).await;
+    write_events(
+        &store,
+        "p1",
+        vec![terminal(1, "a"), terminal(2, "again"), terminal(3, "c")],
+    )
+    .await;
+    let seqs: Vec<u64> = store
+        .events("p1")
+        .await
+        .unwrap()
+        .events
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(seqs, vec![1, 2, 3]);
+}

@@ -85,7 +85,9 @@ async fn run(
     let mut piece = None;
     while rx.recv_many(&mut batch, BATCH).await > 0 {
         if let Err(error) = write(&store, &project, &batch, &mut piece).await {
-            tracing::error!(project, %error, "storing the session failed");
+            // One bad write rolls the whole batch back; store the others.
+            tracing::error!(project, %error, "storing a batch failed; storing it one by one");
+            write_each(&store, &project, &batch, &mut piece).await;
         }
         for write in batch.drain(..) {
             match write {
@@ -95,6 +97,14 @@ async fn run(
                     let _ = done.send(());
                 }
             }
+        }
+    }
+}
+
+async fn write_each(store: &Store, project: &str, batch: &[Write], piece: &mut Option<i64>) {
+    for one in batch.chunks(1) {
+        if let Err(error) = write(store, project, one, piece).await {
+            tracing::error!(project, %error, "storing the session failed");
         }
     }
 }
