@@ -79,6 +79,10 @@ export default defineConfig({
       LEPTOS_SITE_PKG_DIR: 'pkg',
       LEPTOS_ENV: 'PROD',
       RUST_LOG: 'warn,rivet=info',
+      // WebContainer projects load the @webcontainer/api double, whose
+      // commands run in the project's sandbox (the real runtime needs
+      // StackBlitz's servers, which a closed network cannot reach).
+      RIVET_RUNTIME_WEBCONTAINER_DIR: path.join(root, 'end2end/webcontainer-double'),
     },
     },
   ],
