@@ -47,8 +47,10 @@ pub fn ProjectsPage() -> impl IntoView {
                     prop:value=move || search.get()
                     on:input:target=move |ev| search.set(ev.target().value())
                 />
-                // The import panel (zip, folder, git URL) goes here.
-                <div class="projects-import" data-slot="import"></div>
+                <details class="projects-import" data-testid="projects-import">
+                    <summary>"Import a project (zip, folder, git URL or conversation)"</summary>
+                    <crate::app::transfer::ImportPanel />
+                </details>
                 <Transition fallback=|| view! { <p class="muted">"Loading projects…"</p> }>
                     {move || {
                         projects

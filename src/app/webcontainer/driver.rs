@@ -42,6 +42,14 @@ type Outbox = mpsc::UnboundedSender<SessionEvent>;
 /// Boots the WebContainer and runs the project here until the page closes;
 /// a failed boot is set on `failure`.
 pub fn start(project: String, failure: RwSignal<Option<BootFailure>>) {
+    leptos::task::spawn_local(async move { run_lazy(project, failure).await });
+}
+
+/// The driver, loaded on first use: a build with `cargo leptos build
+/// --split` moves it, the bindings, and the parser and runner only it uses
+/// into a WASM chunk of its own, so sandbox projects never download them.
+#[leptos::lazy]
+fn run_lazy(project: String, failure: RwSignal<Option<BootFailure>>) {
     leptos::task::spawn_local(async move {
         let wc = match boot().await {
             Ok(wc) => wc,

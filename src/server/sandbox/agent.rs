@@ -30,10 +30,17 @@ use super::protocol::{
 use super::{fsops, ports, sys, watch};
 use crate::runtime::host::{FsEvent, PtySize};
 
-/// How often the listening ports are read. A dev server's port is what the
-/// preview waits for after the answer's last token, so it is read often;
-/// one read is a few kilobytes of `/proc/net/tcp`.
+/// How often the listening ports are read just after a process starts or
+/// the ports change: a dev server's port is what the preview waits for
+/// after the answer's last token. One read is a few kilobytes of
+/// `/proc/net/tcp`.
 const PORT_POLL: Duration = Duration::from_millis(50);
+/// How long ports are read that often after a process starts or the ports
+/// change (a dev server takes seconds to listen).
+const PORT_POLL_FAST_FOR: Duration = Duration::from_secs(30);
+/// The slowest reading, reached by doubling once that time is over, so an
+/// idle sandbox costs next to nothing (a server keeps many sandboxes).
+const PORT_POLL_IDLE: Duration = Duration::from_secs(1);
 /// Most file operations running at once; more wait their turn.
 const FILE_THREADS: usize = 4;
 
@@ -87,6 +94,8 @@ struct Agent {
     children: Mutex<Children>,
     /// The port of the registry proxy's socket, once the IDE asked for it.
     proxy_port: Mutex<Option<u16>>,
+    /// Woken when a process starts, so ports are read often again.
+    spawned: tokio::sync::Notify,
 }
 
 impl Agent {
@@ -184,6 +193,7 @@ impl Agent {
     }
 
     async fn spawn(&self, id: u64, request: SpawnRequest, fds: Vec<OwnedFd>) -> io::Result<()> {
+        self.spawned.notify_one();
         let started = start(&self.root, request, fds);
         let (pid, master) = match started {
             Ok(started) => started,
@@ -509,6 +519,7 @@ async fn run(args: AgentArgs) -> io::Result<()> {
         isolated: args.isolated,
         children: Mutex::new(Children::default()),
         proxy_port: Mutex::new(None),
+        spawned: tokio::sync::Notify::new(),
     });
     let pid = std::process::id() as i32;
     agent.send(&AgentMessage::Ready { pid }, &[], &[]).await?;
@@ -527,6 +538,8 @@ async fn run(args: AgentArgs) -> io::Result<()> {
         let agent = agent.clone();
         async move {
             let mut last = BTreeSet::new();
+            let mut pause = PORT_POLL;
+            let mut fast_until = tokio::time::Instant::now() + PORT_POLL_FAST_FOR;
             loop {
                 let mut now = ports::listening(agent.isolated, pid);
                 if let Some(proxy) = agent.proxy_port() {
@@ -542,8 +555,19 @@ async fn run(args: AgentArgs) -> io::Result<()> {
                         return;
                     }
                     last = now;
+                    fast_until = tokio::time::Instant::now() + PORT_POLL_FAST_FOR;
                 }
-                tokio::time::sleep(PORT_POLL).await;
+                pause = if tokio::time::Instant::now() < fast_until {
+                    PORT_POLL
+                } else {
+                    (pause * 2).min(PORT_POLL_IDLE)
+                };
+                tokio::select! {
+                    () = tokio::time::sleep(pause) => {}
+                    () = agent.spawned.notified() => {
+                        fast_until = tokio::time::Instant::now() + PORT_POLL_FAST_FOR;
+                    }
+                }
             }
         }
     });
