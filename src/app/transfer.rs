@@ -54,6 +54,34 @@ struct Chosen {
     folder: Vec<(String, web_sys::File)>,
 }
 
+thread_local! {
+    static CHOSEN: std::cell::RefCell<Chosen> = std::cell::RefCell::default();
+}
+
+/// The page's one [`Chosen`], in a thread-local rather than the reactive
+/// owner: the server renders the panel on one thread and may clean its
+/// owner up on another, where a value holding browser objects must not be
+/// dropped.
+#[derive(Clone, Copy)]
+struct ChosenFiles;
+
+impl ChosenFiles {
+    /// Forgets what an earlier panel chose.
+    fn fresh() -> ChosenFiles {
+        CHOSEN.with(|c| *c.borrow_mut() = Chosen::default());
+        ChosenFiles
+    }
+
+    fn update_value(self, f: impl FnOnce(&mut Chosen)) {
+        CHOSEN.with(|c| f(&mut c.borrow_mut()));
+    }
+
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+    fn with_value<T>(self, f: impl FnOnce(&Chosen) -> T) -> T {
+        CHOSEN.with(|c| f(&c.borrow()))
+    }
+}
+
 /// The form that makes a new project from something outside.
 #[component]
 pub fn ImportPanel() -> impl IntoView {
@@ -63,7 +91,7 @@ pub fn ImportPanel() -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let dragging = RwSignal::new(false);
-    let chosen = StoredValue::new_local(Chosen::default());
+    let chosen = ChosenFiles::fresh();
     // `webkitdirectory` makes the picker choose a folder (set once hydrated).
     let folder_input = NodeRef::<leptos::html::Input>::new();
     Effect::new(move |_| {
@@ -215,7 +243,7 @@ fn keep(path: &str) -> bool {
 fn drop_files(
     ev: &leptos::ev::DragEvent,
     picked: RwSignal<Picked>,
-    chosen: StoredValue<Chosen, LocalStorage>,
+    chosen: ChosenFiles,
     error: RwSignal<Option<String>>,
 ) {
     let Some(transfer) = ev.data_transfer() else {
@@ -249,7 +277,7 @@ fn drop_files(
 fn drop_files(
     _: &leptos::ev::DragEvent,
     _: RwSignal<Picked>,
-    _: StoredValue<Chosen, LocalStorage>,
+    _: ChosenFiles,
     _: RwSignal<Option<String>>,
 ) {
 }
@@ -258,7 +286,7 @@ fn drop_files(
 fn submit(
     name: String,
     git_url: String,
-    chosen: StoredValue<Chosen, LocalStorage>,
+    chosen: ChosenFiles,
     busy: RwSignal<bool>,
     error: RwSignal<Option<String>>,
 ) {
@@ -289,11 +317,4 @@ fn submit(
 }
 
 #[cfg(not(feature = "hydrate"))]
-fn submit(
-    _: String,
-    _: String,
-    _: StoredValue<Chosen, LocalStorage>,
-    _: RwSignal<bool>,
-    _: RwSignal<Option<String>>,
-) {
-}
+fn submit(_: String, _: String, _: ChosenFiles, _: RwSignal<bool>, _: RwSignal<Option<String>>) {}
