@@ -178,17 +178,9 @@ impl OpenProjects {
 mod tests {
     use super::*;
     use crate::runtime::session::SessionEvent;
-    use crate::server::config::Config;
 
     fn state() -> (AppState, tempfile::TempDir) {
-        let data = tempfile::tempdir().unwrap();
-        let mut config = Config::defaults();
-        config.server.data_dir = data.path().to_owned();
-        let options = leptos::config::LeptosOptions::builder()
-            .output_name("rivet")
-            .site_root("target/site")
-            .build();
-        (AppState::new(options, config), data)
+        crate::server::state::for_tests(|_| {})
     }
 
     /// A page asks several things of a project at once when it loads; each

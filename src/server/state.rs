@@ -70,3 +70,22 @@ impl FromRef<AppState> for LeptosOptions {
         state.leptos_options.clone()
     }
 }
+
+/// A state over a fresh temporary data directory, with the defaults as
+/// `configure` changes them, for unit tests of code that needs the whole
+/// state.
+#[cfg(test)]
+pub fn for_tests(
+    configure: impl FnOnce(&mut crate::server::config::Config),
+) -> (AppState, tempfile::TempDir) {
+    #[allow(clippy::unwrap_used)]
+    let data = tempfile::tempdir().unwrap();
+    let mut config = crate::server::config::Config::defaults();
+    config.server.data_dir = data.path().to_owned();
+    configure(&mut config);
+    let options = LeptosOptions::builder()
+        .output_name("rivet")
+        .site_root("target/site")
+        .build();
+    (AppState::new(options, config), data)
+}

@@ -221,7 +221,6 @@ mod tests {
 
     use super::*;
     use crate::runtime::session::{Message, MessageStatus};
-    use crate::server::config::Config;
 
     fn delta(message_id: &str, text: &str) -> RelayEvent {
         RelayEvent::Delta {
@@ -263,15 +262,7 @@ mod tests {
     }
 
     fn state(default: RuntimeKind) -> (AppState, tempfile::TempDir) {
-        let data = tempfile::tempdir().unwrap();
-        let mut config = Config::defaults();
-        config.server.data_dir = data.path().to_owned();
-        config.runtime.default = default;
-        let options = leptos::config::LeptosOptions::builder()
-            .output_name("rivet")
-            .site_root("target/site")
-            .build();
-        (AppState::new(options, config), data)
+        crate::server::state::for_tests(|config| config.runtime.default = default)
     }
 
     #[tokio::test]

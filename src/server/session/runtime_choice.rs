@@ -88,18 +88,9 @@ mod tests {
     use tokio_util::sync::CancellationToken;
 
     use super::*;
-    use crate::server::config::Config;
 
     fn state(default: RuntimeKind) -> (AppState, tempfile::TempDir) {
-        let data = tempfile::tempdir().unwrap();
-        let mut config = Config::defaults();
-        config.server.data_dir = data.path().to_owned();
-        config.runtime.default = default;
-        let options = leptos::config::LeptosOptions::builder()
-            .output_name("rivet")
-            .site_root("target/site")
-            .build();
-        (AppState::new(options, config), data)
+        crate::server::state::for_tests(|config| config.runtime.default = default)
     }
 
     #[tokio::test]
