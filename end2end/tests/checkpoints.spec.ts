@@ -1,5 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
-import { TOKEN, actions, newProject, openIde, send } from './helpers';
+import { TOKEN, actions, openIde, send } from './helpers';
+import { OwnServer } from './own-server';
 
 const APP_READY = 180_000;
 
@@ -8,16 +9,22 @@ function preview(page: Page) {
 }
 
 /** The projects the server knows, through the HTTP API. */
-async function projects(page: Page): Promise<{ id: string; name: string }[]> {
-  const response = await page.request.get('/api/v1/projects', {
+async function projects(page: Page, server: OwnServer): Promise<{ id: string; name: string }[]> {
+  const response = await page.request.get(server.url('/api/v1/projects'), {
     headers: { authorization: `Bearer ${TOKEN}` },
   });
   expect(response.ok()).toBe(true);
   return response.json();
 }
 
-test('restore to the first answer brings its version back to the preview, and a fork keeps it', async ({ page }) => {
-  const original = await newProject(page);
+// This test stops its server, so it runs one of its own.
+const server = new OwnServer(Number(process.env.RIVET_E2E_OWN_PORT ?? 3192));
+test.beforeAll(() => server.start());
+test.afterAll(() => server.kill());
+
+test('restore to the first answer brings its version back to the preview, a fork keeps it, and both survive kill -9', async ({ page }) => {
+  await openIde(page, server.url('/new'));
+  const original = new URL(page.url()).pathname.split('/').pop()!;
   await send(page, 'build a todo app');
   const app = preview(page);
   await expect(app.getByRole('heading', { name: 'Todos' })).toBeVisible({ timeout: APP_READY });
@@ -54,20 +61,30 @@ test('restore to the first answer brings its version back to the preview, and a 
   expect(fork).not.toBe(original);
 
   // Both projects are there, each with its conversation.
-  const listed = await projects(page);
+  const listed = await projects(page, server);
   const ids = listed.map((p) => p.id);
   expect(ids).toContain(original);
   expect(ids).toContain(fork);
   expect(listed.find((p) => p.id === fork)!.name).toMatch(/\(fork\)$/);
 
-  await openIde(page, `/p/${fork}`);
+  // The server is killed and started again on the same data: the projects
+  // page lists both, and each opens with its conversation and files.
+  await server.kill();
+  await server.start();
+  await openIde(page, server.url('/'));
+  for (const id of [original, fork]) {
+    await expect(page.locator(`[data-testid="project-item"][data-project="${id}"]`)).toBeVisible();
+  }
+  await page.locator(`[data-testid="project-item"][data-project="${fork}"]`).getByRole('link').click();
+  await expect(page).toHaveURL(new RegExp(`/p/${fork}$`));
   await expect(page.getByTestId('message-user')).toHaveCount(1);
   await expect(page.getByTestId('message-user').first()).toContainText('build a todo app');
   await expect(page.getByTestId('message-assistant')).toHaveCount(1);
   const forkFile = page.locator('[data-testid="file-entry"][data-path="src/App.jsx"]');
   await expect(forkFile).toBeVisible();
 
-  await openIde(page, `/p/${original}`);
+  await openIde(page, server.url(`/p/${original}`));
   await expect(page.getByTestId('message-assistant')).toHaveCount(2);
   await expect(page.getByTestId('message-assistant').last()).toHaveClass(/undone/);
+  await expect(page.getByTestId('message-user').first()).toContainText('build a todo app');
 });

@@ -773,3 +773,96 @@ async fn an_answer_cut_by_kill_9_continues_after_a_restart_without_repeating_its
         "{text}"
     );
 }
+
+/// The processes whose command line names `path` (the sandbox's `bwrap`
+/// binds the project's folder, so it and everything under it would).
+fn processes_naming(path: &std::path::Path) -> Vec<String> {
+    let needle = path.to_string_lossy().into_owned();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .map(|line| String::from_utf8_lossy(&line).replace('\0', " "))
+        .filter(|line| line.contains(&needle))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kill_9_during_npm_install_loses_no_file_or_message_and_the_answer_can_run_again() {
+    let mock = Mock::start(&["--chunk-size", "64"]);
+    let ide = Ide::start(&mock).await;
+    let project = ide.new_project().await;
+    let mut feed = ide.feed(&project).await;
+    ide.send(&project, "build a todo app").await;
+    feed.until("npm install to run", |s| {
+        status_of(s, "shell") == Some(ActionStatus::Running)
+    })
+    .await;
+    let written: Vec<String> = feed.state.files.iter().cloned().collect();
+    assert!(written.iter().any(|f| f == "src/App.jsx"), "{written:?}");
+    let data_path = ide._data.path().to_owned();
+    assert!(
+        !processes_naming(&data_path).is_empty(),
+        "the sandbox runs while npm installs"
+    );
+    let data = ide.kill().await;
+
+    // The sandbox, npm with it, does not outlive the server.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !processes_naming(&data_path).is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "left running: {:?}",
+            processes_naming(&data_path)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let ide = Ide::start_in(&mock, data).await;
+    let mut feed = ide.feed(&project).await;
+    feed.until("the restored conversation", |s| {
+        s.messages.len() == 2 && s.messages[1].status.is_final() && !s.is_busy()
+    })
+    .await;
+    assert_eq!(feed.state.messages[0].text(), "build a todo app");
+    // The install that was cut off, and the start after it, are settled.
+    assert_eq!(
+        status_of(&feed.state, "shell"),
+        Some(ActionStatus::Aborted),
+        "{:#?}",
+        summary(&feed.state)
+    );
+    assert_eq!(status_of(&feed.state, "start"), Some(ActionStatus::Aborted));
+    // Every file written before the kill is there, on disk and in the tree.
+    for file in &written {
+        assert!(feed.state.files.contains(file), "{file} left the tree");
+        let (status, body) = ide
+            .call("read_file", &[("project", &project), ("path", file)])
+            .await;
+        assert_eq!(status, 200, "{file}: {body}");
+    }
+    // Asked again, the answer installs over the half-done node_modules and
+    // the app runs.
+    let (status, body) = ide
+        .call(
+            "retry_answer",
+            &[
+                ("project", &project),
+                ("message_id", &feed.state.messages[1].id),
+            ],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    feed.until("the dev server of the retried answer", |s| {
+        s.messages.len() == 3
+            && status_of(s, "start") == Some(ActionStatus::Complete)
+            && s.previews.first().is_some_and(|p| p.url.is_some())
+    })
+    .await;
+    assert_eq!(status_of(&feed.state, "shell"), Some(ActionStatus::Complete));
+    let preview = feed.state.previews[0].url.clone().unwrap();
+    let page = ide.http.get(&preview).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+}

@@ -1,0 +1,67 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { TOKEN } from './helpers';
+
+const root = path.resolve(__dirname, '..', '..');
+
+/** A `rivet serve` of the test's own, on its own data directory and port,
+ *  for tests that stop the server (the suite's shared server must live on).
+ *  It talks to the suite's scripted provider and logs in with its token. */
+export class OwnServer {
+  private child?: ChildProcess;
+  readonly dataDir: string;
+
+  constructor(readonly port: number) {
+    this.dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-own-'));
+  }
+
+  url(p: string): string {
+    return `http://127.0.0.1:${this.port}${p}`;
+  }
+
+  /** Starts `rivet serve` and waits until it answers `/healthz`. */
+  async start(): Promise<void> {
+    const log = fs.openSync(path.join(this.dataDir, 'serve.log'), 'a');
+    this.child = spawn(path.join(root, 'target/release/rivet'), ['serve'], {
+      cwd: root,
+      stdio: ['ignore', log, log],
+      env: {
+        ...process.env,
+        RIVET_SERVER_ADDR: `127.0.0.1:${this.port}`,
+        RIVET_SERVER_DATA_DIR: this.dataDir,
+        RIVET_SERVER_TOKEN: TOKEN,
+        RIVET_LLM_PROVIDER: 'custom',
+        RIVET_LLM_BASE_URL: `${process.env.RIVET_E2E_MOCK}/v1`,
+        RIVET_LLM_MODEL: 'rivet-replay',
+        LEPTOS_OUTPUT_NAME: 'rivet',
+        LEPTOS_SITE_ROOT: path.join(root, 'target/site'),
+        LEPTOS_SITE_PKG_DIR: 'pkg',
+        LEPTOS_ENV: 'PROD',
+        RUST_LOG: 'warn,rivet=info',
+      },
+    });
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      if (this.child.exitCode !== null) break;
+      try {
+        if ((await fetch(this.url('/healthz'))).ok) return;
+      } catch {
+        // Not listening yet.
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const out = fs.readFileSync(path.join(this.dataDir, 'serve.log'), 'utf8');
+    throw new Error(`rivet serve on port ${this.port} did not start:\n${out}`);
+  }
+
+  /** Kills the server with SIGKILL: no shutdown of any kind. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
