@@ -3,10 +3,9 @@
 //! it reports. Edits are parsed here too, and applied by [`apply_edit`].
 
 mod edit;
-mod path;
 
+pub use crate::runtime::path::{PathError, ProjectPath};
 pub use edit::{EditBlock, EditError, apply_blocks, apply_edit, parse_edit_blocks, replace};
-pub use path::{PathError, ProjectPath};
 
 use crate::runtime::protocol::{Action, ActionKind, SupabaseOperation};
 

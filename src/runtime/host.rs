@@ -10,6 +10,7 @@ pub mod fake;
 
 use std::time::Duration;
 
+use crate::runtime::path::ProjectPath;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
@@ -229,7 +230,7 @@ pub trait Process: MaybeSendSync {
 }
 
 /// Where a project's actions run. Paths are project-relative (`src/App.jsx`),
-/// checked by [`WorkspacePath::parse`].
+/// checked by [`checked_path`].
 #[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
 #[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 pub trait Runtime: MaybeSendSync {
@@ -259,95 +260,18 @@ pub trait Runtime: MaybeSendSync {
     async fn open_ports(&self) -> Vec<u16>;
 }
 
-/// A checked project-relative path: no absolute paths, no `..`, no NUL, and
-/// nothing inside `.git` (the history is the IDE's to write, never an
-/// action's). `""` and `"."` mean the project's root.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct WorkspacePath(String);
-
-impl WorkspacePath {
-    /// Longest accepted path, in bytes, and longest name in it.
-    pub const MAX_LEN: usize = 4096;
-    pub const MAX_NAME: usize = 255;
-
-    pub fn parse(raw: &str) -> Result<WorkspacePath, RuntimeError> {
-        let invalid = |reason: &str| RuntimeError::InvalidPath {
-            path: raw.to_owned(),
-            reason: reason.to_owned(),
-        };
-        if raw.len() > Self::MAX_LEN {
-            return Err(invalid("too long"));
-        }
-        if raw.contains('\0') {
-            return Err(invalid("contains a NUL byte"));
-        }
-        if raw.starts_with('/') || raw.starts_with('\\') {
-            return Err(invalid("absolute paths are not allowed"));
-        }
-        let mut parts = Vec::new();
-        for part in raw.split('/') {
-            match part {
-                "" | "." => {}
-                ".." => return Err(invalid("`..` is not allowed")),
-                ".git" => return Err(invalid("`.git` belongs to the IDE")),
-                name if name.len() > Self::MAX_NAME => return Err(invalid("a name is too long")),
-                name => parts.push(name),
-            }
-        }
-        Ok(WorkspacePath(parts.join("/")))
-    }
-
-    /// The normalised path; empty for the root.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    pub fn is_root(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl std::fmt::Display for WorkspacePath {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_empty() { "." } else { &self.0 })
-    }
+/// `path` as any place in the project (the root included), or the
+/// runtime's error saying why it is refused.
+pub fn checked_path(path: &str) -> Result<ProjectPath, RuntimeError> {
+    ProjectPath::parse_any(path).map_err(|reason| RuntimeError::InvalidPath {
+        path: path.to_owned(),
+        reason: reason.to_string(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn check(input: &str, expect: Result<&str, &str>) {
-        let got = WorkspacePath::parse(input);
-        match (got, expect) {
-            (Ok(path), Ok(want)) => assert_eq!(path.as_str(), want, "{input:?}"),
-            (Err(RuntimeError::InvalidPath { reason, .. }), Err(want)) => {
-                assert!(reason.contains(want), "{input:?}: {reason}")
-            }
-            (got, want) => panic!("{input:?}: got {got:?}, want {want:?}"),
-        }
-    }
-
-    #[test]
-    fn workspace_paths_are_normalised_or_refused() {
-        check("src/App.jsx", Ok("src/App.jsx"));
-        check("./src//main.jsx", Ok("src/main.jsx"));
-        check("src/./a/", Ok("src/a"));
-        check("", Ok(""));
-        check(".", Ok(""));
-        check(".gitignore", Ok(".gitignore"));
-        check("a/.github/x.yml", Ok("a/.github/x.yml"));
-        check("..", Err("`..`"));
-        check("src/../../etc/passwd", Err("`..`"));
-        check("/etc/passwd", Err("absolute"));
-        check("\\\\server\\share", Err("absolute"));
-        check("a\0b", Err("NUL"));
-        check(".git/hooks/pre-commit", Err(".git"));
-        check("sub/.git/config", Err(".git"));
-        check(".git", Err(".git"));
-        check(&"x".repeat(256), Err("name is too long"));
-        check(&"a/".repeat(2100), Err("too long"));
-    }
 
     #[test]
     fn only_clean_exits_succeed() {

@@ -17,7 +17,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::bindings as js;
 use crate::runtime::host::{
     CommandKind, CommandSpec, DirEntry, EntryKind, EventStream, ExitStatus, FsEvent, Limit,
-    PortEvent, Process, PtySize, Runtime, RuntimeError, WorkspacePath,
+    PortEvent, Process, PtySize, Runtime, RuntimeError, checked_path,
 };
 use crate::runtime::tree::is_skipped_dir;
 
@@ -53,7 +53,7 @@ fn fs_error(op: &str, path: &str, error: &JsValue) -> RuntimeError {
 
 /// The WebContainer's name for a checked project path.
 fn wc_path(path: &str) -> Result<String, RuntimeError> {
-    let path = WorkspacePath::parse(path)?;
+    let path = checked_path(path)?;
     Ok(if path.is_root() {
         ".".to_owned()
     } else {
@@ -173,7 +173,7 @@ impl WebContainerRuntime {
         let entries = settle(js::readdir(&self.wc, &wc_path(path)?))
             .await
             .map_err(|e| fs_error("readdir", path, &e))?;
-        let prefix = WorkspacePath::parse(path)?;
+        let prefix = checked_path(path)?;
         let mut listed = Vec::new();
         for entry in Array::from(&entries).iter() {
             let pair = Array::from(&entry);
@@ -269,7 +269,7 @@ impl Runtime for WebContainerRuntime {
 
     async fn list_tree(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
         let mut all = Vec::new();
-        let mut dirs = vec![WorkspacePath::parse(path)?.as_str().to_owned()];
+        let mut dirs = vec![checked_path(path)?.as_str().to_owned()];
         while let Some(dir) = dirs.pop() {
             for entry in self.read_dir(&dir).await? {
                 let name = entry.path.rsplit('/').next().unwrap_or_default();

@@ -107,7 +107,9 @@ fn incomplete_or_unsafe_actions_are_refused() {
     );
     check(
         "<boltAction type='file' filePath='.git/hooks/pre-commit'>x</boltAction>",
-        Err("invalid path \".git/hooks/pre-commit\": the path is inside .git"),
+        Err(
+            "invalid path \".git/hooks/pre-commit\": the path is inside .git, which belongs to the IDE",
+        ),
     );
     check(
         "<boltAction type='file' filePath='/etc/passwd'>x</boltAction>",

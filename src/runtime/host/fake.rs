@@ -16,8 +16,9 @@ use futures::stream::StreamExt;
 
 use super::{
     CommandSpec, DirEntry, EntryKind, EventStream, ExitStatus, FsEvent, PortEvent, Process,
-    PtySize, Runtime, RuntimeError, WorkspacePath,
+    PtySize, Runtime, RuntimeError, checked_path,
 };
+use crate::runtime::path::ProjectPath;
 use crate::runtime::tree::is_skipped_dir;
 
 /// What a spawned command does, picked by the first script whose pattern
@@ -202,7 +203,7 @@ impl State {
 
     /// Refuses a path that is a link or goes through one, like the
     /// sandbox's file operations, which never follow links.
-    fn check_links(&self, path: &WorkspacePath) -> Result<(), RuntimeError> {
+    fn check_links(&self, path: &ProjectPath) -> Result<(), RuntimeError> {
         let mut prefix = String::new();
         for part in path.as_str().split('/') {
             if !prefix.is_empty() {
@@ -219,8 +220,8 @@ impl State {
         Ok(())
     }
 
-    fn resolve(&self, raw: &str) -> Result<WorkspacePath, RuntimeError> {
-        let path = WorkspacePath::parse(raw)?;
+    fn resolve(&self, raw: &str) -> Result<ProjectPath, RuntimeError> {
+        let path = checked_path(raw)?;
         self.check_links(&path)?;
         Ok(path)
     }
@@ -303,7 +304,7 @@ impl Runtime for FakeRuntime {
 
     async fn remove(&self, path: &str) -> Result<(), RuntimeError> {
         let mut state = self.lock();
-        let path = WorkspacePath::parse(path)?;
+        let path = checked_path(path)?;
         let p = path.as_str().to_owned();
         if state.entry(&p).is_none() {
             return Err(not_found(&p));

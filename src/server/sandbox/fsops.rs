@@ -16,7 +16,8 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::protocol::{AgentError, ErrorKind, MAX_HEADER, MAX_PAYLOAD, Op, Reply};
-use crate::runtime::host::{DirEntry, EntryKind, WorkspacePath};
+use crate::runtime::host::{DirEntry, EntryKind};
+use crate::runtime::path::ProjectPath;
 use crate::runtime::tree::is_skipped_dir;
 use crate::server::atomic;
 
@@ -74,7 +75,7 @@ pub fn perform(root: &Path, op: Op, payload: &[u8]) -> Result<(Reply, Vec<u8>), 
     }
 }
 
-fn error(path: &WorkspacePath, op: &str, e: &io::Error) -> AgentError {
+fn error(path: &ProjectPath, op: &str, e: &io::Error) -> AgentError {
     let kind = match e.kind() {
         io::ErrorKind::NotFound => ErrorKind::NotFound,
         _ if e.raw_os_error() == Some(libc::ELOOP) => {
@@ -91,7 +92,7 @@ fn error(path: &WorkspacePath, op: &str, e: &io::Error) -> AgentError {
 }
 
 /// Refuses anything but a regular file, naming what it is.
-fn regular_only(path: &WorkspacePath, op: &str, kind: fs::FileType) -> Result<(), AgentError> {
+fn regular_only(path: &ProjectPath, op: &str, kind: fs::FileType) -> Result<(), AgentError> {
     let what = if kind.is_file() {
         return Ok(());
     } else if kind.is_dir() {
@@ -112,13 +113,14 @@ fn regular_only(path: &WorkspacePath, op: &str, kind: fs::FileType) -> Result<()
     )))
 }
 
-pub fn resolve(root: &Path, raw: &str) -> Result<(WorkspacePath, PathBuf), AgentError> {
-    let path = WorkspacePath::parse(raw).map_err(|e| AgentError::invalid(e.to_string()))?;
+pub fn resolve(root: &Path, raw: &str) -> Result<(ProjectPath, PathBuf), AgentError> {
+    let path = ProjectPath::parse_any(raw)
+        .map_err(|e| AgentError::invalid(format!("invalid path {raw:?}: {e}")))?;
     let full = root.join(path.as_str());
     Ok((path, full))
 }
 
-fn not_root(path: &WorkspacePath, op: &str) -> Result<(), AgentError> {
+fn not_root(path: &ProjectPath, op: &str) -> Result<(), AgentError> {
     if path.is_root() {
         return Err(AgentError::invalid(format!(
             "cannot {op} the project's root"

@@ -14,7 +14,7 @@ use super::process::{Launch, SandboxProcess};
 use super::protocol::{Op, Reply};
 use crate::runtime::host::{
     CommandKind, CommandSpec, DirEntry, EventStream, FsEvent, PortEvent, Process, PtySize, Runtime,
-    RuntimeError, WorkspacePath,
+    RuntimeError, checked_path,
 };
 use crate::runtime::project::ProjectId;
 
@@ -130,7 +130,7 @@ impl ProjectRuntime {
         path: &str,
         recursive: bool,
     ) -> Result<Vec<DirEntry>, RuntimeError> {
-        let checked = WorkspacePath::parse(path)?;
+        let checked = checked_path(path)?;
         let op = Op::List {
             path: checked.as_str().to_owned(),
             recursive,
@@ -179,7 +179,7 @@ fn odd_reply(path: &str) -> RuntimeError {
 }
 
 fn checked(path: &str) -> Result<String, RuntimeError> {
-    Ok(WorkspacePath::parse(path)?.as_str().to_owned())
+    Ok(checked_path(path)?.as_str().to_owned())
 }
 
 #[async_trait]

@@ -11,7 +11,7 @@ use futures::channel::mpsc;
 
 use super::ProjectHandle;
 use super::runtime_choice::{RuntimeChoiceError, project_runtime};
-use crate::runtime::host::{EntryKind, RuntimeError, WorkspacePath};
+use crate::runtime::host::{EntryKind, RuntimeError, checked_path};
 use crate::runtime::kind::RuntimeKind;
 use crate::runtime::protocol::ActionKind;
 use crate::runtime::relay::{BrowserSnapshot, FileMirror, RelayEvent, reportable};
@@ -167,17 +167,17 @@ pub async fn mirror(
     let runtime = &handle.runtime;
     match change {
         FileMirror::Write { path, content } => {
-            let path = WorkspacePath::parse(&path)?;
+            let path = checked_path(&path)?;
             runtime
                 .write_file(path.as_str(), content.as_bytes())
                 .await?;
         }
         FileMirror::Remove { path } => {
-            let path = WorkspacePath::parse(&path)?;
+            let path = checked_path(&path)?;
             runtime.remove(path.as_str()).await?;
         }
         FileMirror::Rename { from, to } => {
-            let (from, to) = (WorkspacePath::parse(&from)?, WorkspacePath::parse(&to)?);
+            let (from, to) = (checked_path(&from)?, checked_path(&to)?);
             runtime.rename(from.as_str(), to.as_str()).await?;
         }
     }
