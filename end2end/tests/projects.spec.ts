@@ -23,7 +23,9 @@ function item(page: Page, id: string) {
 test('the projects page lists projects, the latest changed first, and opens one', async ({ page }) => {
   const older = await createProject(page, unique('Older'));
   const newer = await createProject(page, unique('Newer'));
-  // Sends a message, which makes `older` the latest changed.
+  // Times are kept to the second; a second later, a message makes `older`
+  // the latest changed.
+  await page.waitForTimeout(1_100);
   await page.request.post(`/api/v1/projects/${older}/messages`, {
     headers: { authorization: `Bearer ${TOKEN}` },
     data: { text: 'show me a snippet sample' },
