@@ -11,6 +11,7 @@ use super::agent::{self, AgentContext};
 use super::fix::{self, FixContext};
 use super::project::ProjectHandle;
 use super::turn::{self, Answer};
+use crate::runtime::action::ProjectPath;
 use crate::runtime::host::RuntimeError;
 use crate::runtime::project::{InvalidProjectId, ProjectId};
 use crate::runtime::runner::PreviewError;
@@ -52,22 +53,29 @@ pub enum ApiError {
 
 /// The project's handle. The request has passed `access::guard` (the
 /// owner's token, from the IDE's own page or a program).
-async fn open(project: &str) -> Result<(AppState, Arc<ProjectHandle>), ApiError> {
+async fn open(project: &ProjectId) -> Result<(AppState, Arc<ProjectHandle>), ApiError> {
     let state = expect_context::<AppState>();
-    let handle = open_in(&state, project).await?;
+    let handle = open_project(&state, project).await?;
     Ok((state, handle))
 }
 
 /// The project's handle, for callers that have the state at hand (the
-/// HTTP API).
+/// HTTP API, which passes the id as it came).
 pub async fn open_in(state: &AppState, project: &str) -> Result<Arc<ProjectHandle>, ApiError> {
-    let id = ProjectId::parse(project)?;
-    state.projects.get(&id)?;
-    Ok(state.open_projects.open(state, &id).await)
+    open_project(state, &ProjectId::parse(project)?).await
+}
+
+/// The handle of a project that exists.
+pub async fn open_project(
+    state: &AppState,
+    id: &ProjectId,
+) -> Result<Arc<ProjectHandle>, ApiError> {
+    state.projects.get(id)?;
+    Ok(state.open_projects.open(state, id).await)
 }
 
 pub async fn feed(
-    project: &str,
+    project: &ProjectId,
 ) -> Result<ByteStream<crate::runtime::error::RivetError>, ApiError> {
     let (_, handle) = open(project).await?;
     let lines = handle.session.subscribe().map(|envelope| {
@@ -145,9 +153,9 @@ fn drop_unfinished(handle: &ProjectHandle) {
     }
 }
 
-pub async fn send(project: &str, text: String) -> Result<(), ApiError> {
+pub async fn send(project: &ProjectId, text: String) -> Result<(), ApiError> {
     let state = expect_context::<AppState>();
-    send_in(&state, project, text).await.map(drop)
+    send_in(&state, project.as_str(), text).await.map(drop)
 }
 
 /// The ids of the user's message and of the answer that started.
@@ -199,14 +207,14 @@ pub async fn send_in(state: &AppState, project: &str, text: String) -> Result<Se
     Ok(sent)
 }
 
-pub async fn stop(project: &str) -> Result<(), ApiError> {
+pub async fn stop(project: &ProjectId) -> Result<(), ApiError> {
     let (_, handle) = open(project).await?;
     super::manage::stop_in(&handle);
     handle.browser.stop();
     Ok(())
 }
 
-pub async fn continue_answer(project: &str, message_id: &str) -> Result<(), ApiError> {
+pub async fn continue_answer(project: &ProjectId, message_id: &str) -> Result<(), ApiError> {
     let (state, handle) = open(project).await?;
     let unfinished = {
         let mut conversation = handle.conversation();
@@ -234,7 +242,7 @@ pub async fn continue_answer(project: &str, message_id: &str) -> Result<(), ApiE
     spawn_answer(&state, &handle, answer)
 }
 
-pub async fn retry(project: &str, message_id: &str) -> Result<(), ApiError> {
+pub async fn retry(project: &ProjectId, message_id: &str) -> Result<(), ApiError> {
     let (state, handle) = open(project).await?;
     let asked = handle.conversation().asked.get(message_id).cloned();
     let Some(asked) = asked else {
@@ -251,15 +259,19 @@ pub async fn retry(project: &str, message_id: &str) -> Result<(), ApiError> {
     spawn_answer(&state, &handle, answer)
 }
 
-pub async fn read_file(project: &str, path: &str) -> Result<String, ApiError> {
+pub async fn read_file(project: &ProjectId, path: &ProjectPath) -> Result<String, ApiError> {
     let (_, handle) = open(project).await?;
-    let bytes = handle.runtime.read_file(path).await?;
-    String::from_utf8(bytes).map_err(|_| ApiError::NotText(path.to_owned()))
+    let bytes = handle.runtime.read_file(path.as_str()).await?;
+    String::from_utf8(bytes).map_err(|_| ApiError::NotText(path.to_string()))
 }
 
-pub async fn write_file(project: &str, path: &str, content: String) -> Result<(), ApiError> {
+pub async fn write_file(
+    project: &ProjectId,
+    path: &ProjectPath,
+    content: String,
+) -> Result<(), ApiError> {
     let (_, handle) = open(project).await?;
-    write_file_in(&handle, path, content).await
+    write_file_in(&handle, path.as_str(), content).await
 }
 
 /// Saves a file the person (or a program, through the HTTP API) wrote.
@@ -286,7 +298,12 @@ pub async fn write_file_in(
     Ok(())
 }
 
-pub async fn rename(project: &str, from: &str, to: &str) -> Result<(), ApiError> {
+pub async fn rename(
+    project: &ProjectId,
+    from: &ProjectPath,
+    to: &ProjectPath,
+) -> Result<(), ApiError> {
+    let (from, to) = (from.as_str(), to.as_str());
     let (_, handle) = open(project).await?;
     handle.runtime.rename(from, to).await?;
     handle.publish(SessionEvent::FileRemoved {
@@ -312,9 +329,9 @@ pub async fn rename(project: &str, from: &str, to: &str) -> Result<(), ApiError>
     Ok(())
 }
 
-pub async fn delete(project: &str, path: &str) -> Result<(), ApiError> {
+pub async fn delete(project: &ProjectId, path: &ProjectPath) -> Result<(), ApiError> {
     let (_, handle) = open(project).await?;
-    delete_in(&handle, path).await
+    delete_in(&handle, path.as_str()).await
 }
 
 pub async fn delete_in(handle: &ProjectHandle, path: &str) -> Result<(), ApiError> {
@@ -325,7 +342,11 @@ pub async fn delete_in(handle: &ProjectHandle, path: &str) -> Result<(), ApiErro
     Ok(())
 }
 
-pub async fn answer_diff(project: &str, path: &str) -> Result<Option<FileChange>, ApiError> {
+pub async fn answer_diff(
+    project: &ProjectId,
+    path: &ProjectPath,
+) -> Result<Option<FileChange>, ApiError> {
+    let path = path.as_str();
     let (_, handle) = open(project).await?;
     let before = handle
         .answer_before
@@ -345,27 +366,31 @@ pub async fn answer_diff(project: &str, path: &str) -> Result<Option<FileChange>
 
 /// Gives a port of the project a preview address (the person picked it in
 /// the preview pane) and returns it; the session hears of it too.
-pub async fn open_preview(project: &str, port: u16) -> Result<String, ApiError> {
+pub async fn open_preview(project: &ProjectId, port: u16) -> Result<String, ApiError> {
     let (_, handle) = open(project).await?;
     Ok(handle.runner.open_preview(port)?)
 }
 
 /// The conversation's mode (the configured default until one is chosen).
-pub async fn mode(project: &str) -> Result<Mode, ApiError> {
+pub async fn mode(project: &ProjectId) -> Result<Mode, ApiError> {
     let (state, handle) = open(project).await?;
     Ok(agent::mode(&handle, &state.config.agent))
 }
 
-pub async fn set_mode(project: &str, mode: Mode) -> Result<(), ApiError> {
+pub async fn set_mode(project: &ProjectId, mode: Mode) -> Result<(), ApiError> {
     let (_, handle) = open(project).await?;
     agent::set_mode(&handle, mode);
     Ok(())
 }
 
 /// The person's decision on an agent step that waits for approval.
-pub async fn decide_step(project: &str, step_id: &str, decision: Decision) -> Result<(), ApiError> {
-    let state = expect_context::<AppState>();
-    decide_step_in(&state, project, step_id, decision).await
+pub async fn decide_step(
+    project: &ProjectId,
+    step_id: &str,
+    decision: Decision,
+) -> Result<(), ApiError> {
+    let (_, handle) = open(project).await?;
+    Ok(agent::decide(&handle, step_id, decision)?)
 }
 
 pub async fn decide_step_in(

@@ -17,6 +17,7 @@ use super::project::ProjectHandle;
 use super::turn;
 use crate::runtime::build_result::{BuildResult, Stage};
 use crate::runtime::host::Runtime;
+use crate::runtime::project::ProjectId;
 use crate::runtime::session::{FixAttempt, Message, MessageStatus, SessionEvent, SessionState};
 use crate::server::config::FixConfig;
 use crate::server::llm::LlmService;
@@ -238,10 +239,10 @@ pub enum TryAgainError {
 /// The `try_fix_again` server function: [`try_again`] in `project`.
 pub async fn try_again_in(
     state: &AppState,
-    project: &str,
+    project: &ProjectId,
     alert_id: u64,
 ) -> Result<(), TryAgainError> {
-    let handle = super::api::open_in(state, project).await?;
+    let handle = super::api::open_project(state, project).await?;
     let cx = FixContext {
         project: handle,
         llm: Arc::clone(&state.llm),
