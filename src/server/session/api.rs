@@ -5,23 +5,18 @@ use std::sync::Arc;
 use futures::StreamExt;
 use leptos::prelude::expect_context;
 use leptos::server_fn::codec::ByteStream;
-use tokio_util::sync::CancellationToken;
 
-use super::agent::{self, AgentContext};
-use super::fix::{self, FixContext};
+use super::agent;
+use super::conversation;
 use super::project::ProjectHandle;
-use super::turn::{self, Answer};
 use crate::runtime::action::ProjectPath;
 use crate::runtime::host::RuntimeError;
 use crate::runtime::project::{InvalidProjectId, ProjectId};
 use crate::runtime::runner::PreviewError;
-use crate::runtime::session::{
-    Decision, FileChange, Message, MessageStatus, Mode, Role, SessionEvent,
-};
-use crate::server::llm::client::ChatMessage;
+use crate::runtime::session::{Decision, FileChange, Mode, SessionEvent};
 use crate::server::projects::ProjectError;
 use crate::server::state::AppState;
-use crate::server::store::{MessageRow, StoreError};
+use crate::server::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -87,123 +82,22 @@ pub async fn feed(
     Ok(ByteStream::from(lines))
 }
 
-/// Starts `answer` on a task of its own.
-fn spawn_answer(
-    state: &AppState,
-    handle: &Arc<ProjectHandle>,
-    answer: Answer,
-) -> Result<(), ApiError> {
-    let cancel = CancellationToken::new();
-    {
-        let mut conversation = handle.conversation();
-        if conversation.streaming.is_some() {
-            return Err(ApiError::Busy);
-        }
-        conversation.streaming = Some(cancel.clone());
-    }
-    let handle = Arc::clone(handle);
-    let llm = Arc::clone(&state.llm);
-    let state = state.clone();
-    let (message_id, since) = (answer.message_id.clone(), fix::mark(&handle));
-    let agent_mode = agent::mode(&handle, &state.config.agent) == Mode::Agent;
-    let agent_config = state.config.agent.clone();
-    tokio::spawn(async move {
-        // The prompt describes the runtime this project runs on.
-        let description = super::runtime_choice::description(&state, &handle.id).await;
-        let fix = FixContext {
-            project: Arc::clone(&handle),
-            llm: Arc::clone(&llm),
-            description,
-            config: state.config.fix.clone(),
-        };
-        // A continued answer (text so far) is always a Build answer.
-        if agent_mode && answer.text.is_empty() {
-            let cx = AgentContext {
-                project: Arc::clone(&handle),
-                llm,
-                description,
-                config: agent_config,
-            };
-            agent::run(cx, answer, cancel).await;
-            handle.conversation().streaming = None;
-            crate::server::checkpoint::after_answer(&handle, &message_id);
-            return;
-        }
-        turn::run(Arc::clone(&handle), llm, description, answer, cancel).await;
-        handle.conversation().streaming = None;
-        crate::server::checkpoint::after_answer(&handle, &message_id);
-        fix::follow(fix, message_id, since).await;
-    });
-    Ok(())
-}
-
-/// Ends the fix loop, if one follows the last answer.
-fn stop_fixing(handle: &ProjectHandle) {
-    if let Some(fixing) = handle.conversation().fixing.take() {
-        fixing.cancel();
-    }
-}
-
-/// Ends an interrupted answer that will not be continued, so its open
-/// action is reported as cut off.
-fn drop_unfinished(handle: &ProjectHandle) {
-    let unfinished = handle.conversation().unfinished.take();
-    if let Some(unfinished) = unfinished {
-        turn::close_parser(handle, &unfinished.message_id, unfinished.parser);
-    }
-}
-
 pub async fn send(project: &ProjectId, text: String) -> Result<(), ApiError> {
     let state = expect_context::<AppState>();
     send_in(&state, project.as_str(), text).await.map(drop)
 }
 
-/// The ids of the user's message and of the answer that started.
-pub struct Sent {
-    pub user_message_id: String,
-    pub assistant_message_id: String,
-}
+pub use super::conversation::Sent;
 
+/// The person's message and its answer (see [`conversation::send`]).
 pub async fn send_in(state: &AppState, project: &str, text: String) -> Result<Sent, ApiError> {
-    let text = text.trim().to_owned();
+    let text = text.trim();
     if text.is_empty() {
         return Err(ApiError::EmptyMessage);
     }
     let handle = open_in(state, project).await?;
-    if handle.conversation().streaming.is_some() {
-        return Err(ApiError::Busy);
-    }
-    // The person's message takes over from automatic attempts.
-    stop_fixing(&handle);
-    crate::server::checkpoint::before_message(&handle).await;
-    drop_unfinished(&handle);
-    let (user_id, history) = {
-        let mut conversation = handle.conversation();
-        let id = conversation.next_id();
-        let mut history = conversation.history.clone();
-        history.push(ChatMessage::user(text.clone()));
-        (id, history)
-    };
-    handle.session.save_message(MessageRow {
-        id: user_id.clone(),
-        role: Role::User,
-        text: text.clone(),
-        asked: None,
-        model: None,
-        usage: None,
-        finish_reason: None,
-        status: MessageStatus::Complete,
-    });
-    handle.publish(SessionEvent::MessageAdded {
-        message: Message::user(user_id.clone(), text.clone()),
-    });
-    let answer = turn::new_answer(&handle, history, &text);
-    let sent = Sent {
-        user_message_id: user_id,
-        assistant_message_id: answer.message_id.clone(),
-    };
-    spawn_answer(state, &handle, answer)?;
-    super::manage::name_after_message(state, &handle.id, &text).await;
+    let sent = conversation::send(state, &handle, text).await?;
+    super::manage::name_after_message(state, &handle.id, text).await;
     Ok(sent)
 }
 
@@ -216,47 +110,12 @@ pub async fn stop(project: &ProjectId) -> Result<(), ApiError> {
 
 pub async fn continue_answer(project: &ProjectId, message_id: &str) -> Result<(), ApiError> {
     let (state, handle) = open(project).await?;
-    let unfinished = {
-        let mut conversation = handle.conversation();
-        if conversation.streaming.is_some() {
-            return Err(ApiError::Busy);
-        }
-        match conversation.unfinished.take() {
-            Some(u) if u.message_id == message_id => u,
-            other => {
-                conversation.unfinished = other;
-                return Err(ApiError::NotContinuable(message_id.to_owned()));
-            }
-        }
-    };
-    handle.runner.begin_turn();
-    handle.publish(SessionEvent::MessageResumed {
-        message_id: message_id.to_owned(),
-    });
-    let answer = Answer {
-        message_id: unfinished.message_id,
-        parser: unfinished.parser,
-        text: unfinished.text,
-        history: unfinished.history,
-    };
-    spawn_answer(&state, &handle, answer)
+    conversation::continue_answer(&state, &handle, message_id)
 }
 
 pub async fn retry(project: &ProjectId, message_id: &str) -> Result<(), ApiError> {
     let (state, handle) = open(project).await?;
-    let asked = handle.conversation().asked.get(message_id).cloned();
-    let Some(asked) = asked else {
-        return Err(ApiError::NotRetryable(message_id.to_owned()));
-    };
-    if handle.conversation().streaming.is_some() {
-        return Err(ApiError::Busy);
-    }
-    crate::server::checkpoint::before_message(&handle).await;
-    drop_unfinished(&handle);
-    let mut history = handle.conversation().history.clone();
-    history.push(ChatMessage::user(asked.clone()));
-    let answer = turn::new_answer(&handle, history, &asked);
-    spawn_answer(&state, &handle, answer)
+    conversation::retry(&state, &handle, message_id).await
 }
 
 pub async fn read_file(project: &ProjectId, path: &ProjectPath) -> Result<String, ApiError> {

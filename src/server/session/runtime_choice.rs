@@ -55,7 +55,7 @@ pub async fn set_runtime(
 ) -> Result<RuntimeKind, RuntimeChoiceError> {
     state.projects.get(id)?;
     if let Some(handle) = state.open_projects.get(id)
-        && handle.conversation().streaming.is_some()
+        && super::conversation::is_busy(&handle)
     {
         return Err(RuntimeChoiceError::Busy);
     }
@@ -81,7 +81,6 @@ pub async fn description(state: &AppState, id: &ProjectId) -> RuntimeDescription
 
 #[cfg(test)]
 mod tests {
-    use tokio_util::sync::CancellationToken;
 
     use super::*;
 
@@ -133,7 +132,7 @@ mod tests {
         let (state, _data) = state(RuntimeKind::Webcontainer);
         let project = state.projects.create("p").unwrap();
         let handle = state.open_projects.open(&state, &project.id).await;
-        handle.conversation().streaming = Some(CancellationToken::new());
+        crate::server::session::conversation::pretend_streaming(&handle, true);
         let err = set_runtime(&state, &project.id, RuntimeKind::Sandbox)
             .await
             .unwrap_err();
@@ -142,7 +141,7 @@ mod tests {
             project_runtime(&state, &project.id).await.unwrap(),
             RuntimeKind::Webcontainer
         );
-        handle.conversation().streaming = None;
+        crate::server::session::conversation::pretend_streaming(&handle, false);
         set_runtime(&state, &project.id, RuntimeKind::Sandbox)
             .await
             .unwrap();
