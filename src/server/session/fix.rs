@@ -17,7 +17,7 @@ use super::project::ProjectHandle;
 use crate::runtime::build_result::{BuildResult, Stage};
 use crate::runtime::host::Runtime;
 use crate::runtime::project::ProjectId;
-use crate::runtime::session::{FixAttempt, Message, MessageStatus, SessionState};
+use crate::runtime::session::{FixAttempt, MessageStatus, SessionState};
 use crate::server::config::FixConfig;
 use crate::server::llm::LlmService;
 use crate::server::llm::prompt::RuntimeDescription;
