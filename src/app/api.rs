@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use leptos::server_fn::codec::{ByteStream, Streaming};
 
 pub use crate::app::error::{ErrorCode, RivetError};
+pub use crate::runtime::action::ProjectPath;
 pub use crate::runtime::project::ProjectId;
 pub use crate::runtime::session::{Decision, FileChange, Mode};
 
@@ -14,66 +15,72 @@ pub use crate::runtime::session::{Decision, FileChange, Mode};
 /// first, then every event, for as long as the response is read.
 #[server(endpoint = "session_feed", output = Streaming)]
 pub async fn session_feed(project: ProjectId) -> Result<ByteStream<RivetError>, RivetError> {
-    Ok(crate::server::session::api::feed(project.as_str()).await?)
+    Ok(crate::server::session::api::feed(&project).await?)
 }
 
 /// Sends the person's message; the answer and its actions arrive on the
 /// feed. Fails with [`ErrorCode::Busy`] while another answer streams.
 #[server(endpoint = "send_message")]
 pub async fn send_message(project: ProjectId, text: String) -> Result<(), RivetError> {
-    Ok(crate::server::session::api::send(project.as_str(), text).await?)
+    Ok(crate::server::session::api::send(&project, text).await?)
 }
 
 /// Stops the streaming answer, the running command and every pending action.
 #[server(endpoint = "stop_run")]
 pub async fn stop_run(project: ProjectId) -> Result<(), RivetError> {
-    Ok(crate::server::session::api::stop(project.as_str()).await?)
+    Ok(crate::server::session::api::stop(&project).await?)
 }
 
 /// Continues an interrupted answer where it stopped.
 #[server(endpoint = "continue_answer")]
 pub async fn continue_answer(project: ProjectId, message_id: String) -> Result<(), RivetError> {
-    Ok(crate::server::session::api::continue_answer(project.as_str(), &message_id).await?)
+    Ok(crate::server::session::api::continue_answer(&project, &message_id).await?)
 }
 
 /// Asks again for an answer that failed or was interrupted.
 #[server(endpoint = "retry_answer")]
 pub async fn retry_answer(project: ProjectId, message_id: String) -> Result<(), RivetError> {
-    Ok(crate::server::session::api::retry(project.as_str(), &message_id).await?)
+    Ok(crate::server::session::api::retry(&project, &message_id).await?)
 }
 
+/// A file's text. A path outside the project is refused as
+/// [`ErrorCode::Invalid`] before anything reads it.
 #[server(endpoint = "read_file")]
-pub async fn read_file(project: ProjectId, path: String) -> Result<String, RivetError> {
-    Ok(crate::server::session::api::read_file(project.as_str(), &path).await?)
+pub async fn read_file(project: ProjectId, path: ProjectPath) -> Result<String, RivetError> {
+    Ok(crate::server::session::api::read_file(&project, &path).await?)
 }
 
 /// Saves a file from the editor; the edit goes to the model with the next message.
 #[server(endpoint = "write_file")]
 pub async fn write_file(
     project: ProjectId,
-    path: String,
+    path: ProjectPath,
     content: String,
 ) -> Result<(), RivetError> {
-    Ok(crate::server::session::api::write_file(project.as_str(), &path, content).await?)
+    Ok(crate::server::session::api::write_file(&project, &path, content).await?)
 }
 
 #[server(endpoint = "rename_path")]
-pub async fn rename_path(project: ProjectId, from: String, to: String) -> Result<(), RivetError> {
-    Ok(crate::server::session::api::rename(project.as_str(), &from, &to).await?)
+pub async fn rename_path(
+    project: ProjectId,
+    from: ProjectPath,
+    to: ProjectPath,
+) -> Result<(), RivetError> {
+    Ok(crate::server::session::api::rename(&project, &from, &to).await?)
 }
 
 #[server(endpoint = "delete_path")]
-pub async fn delete_path(project: ProjectId, path: String) -> Result<(), RivetError> {
-    Ok(crate::server::session::api::delete(project.as_str(), &path).await?)
+pub async fn delete_path(project: ProjectId, path: ProjectPath) -> Result<(), RivetError> {
+    Ok(crate::server::session::api::delete(&project, &path).await?)
 }
 
 /// What the last answer changed in `path`, for the diff view.
 #[server(endpoint = "answer_diff")]
 pub async fn answer_diff(
     project: ProjectId,
-    path: String,
+    path: ProjectPath,
 ) -> Result<Option<FileChange>, RivetError> {
-    Ok(crate::server::session::api::answer_diff(project.as_str(), &path).await?)
+    Ok(crate::server::session::api::answer_diff(&project, &path).await?)
 }
 
 /// Records an error of the previewed page, which its reporter posted to
@@ -81,90 +88,75 @@ pub async fn answer_diff(
 /// it was a repeat or one too many.
 #[server(endpoint = "report_page_error")]
 pub async fn report_page_error(
-    project: String,
+    project: ProjectId,
     kind: String,
     message: String,
-) -> Result<bool, ServerFnError> {
+) -> Result<bool, RivetError> {
+    use crate::server::session::page_report::{Outcome, report};
     let state = expect_context::<crate::server::state::AppState>();
-    crate::server::session::page_report::report(&state, &project, &kind, &message)
-        .await
-        .map(|outcome| outcome == crate::server::session::page_report::Outcome::Recorded)
-        .map_err(ServerFnError::new)
+    Ok(report(&state, &project, &kind, &message).await? == Outcome::Recorded)
 }
 
 /// "Try again" on the fix loop's stop alert `alert`: automatic attempts
 /// start again with a fresh count.
 #[server(endpoint = "try_fix_again")]
-pub async fn try_fix_again(project: String, alert: u64) -> Result<(), ServerFnError> {
+pub async fn try_fix_again(project: ProjectId, alert: u64) -> Result<(), RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
-    crate::server::session::fix::try_again_in(&state, &project, alert)
-        .await
-        .map_err(ServerFnError::new)
+    Ok(crate::server::session::fix::try_again_in(&state, &project, alert).await?)
 }
 
 /// Gives a port the project's servers listen on a preview address, and
 /// returns it. Only the dev server of a `start` gets one without asking.
 #[server(endpoint = "open_preview")]
 pub async fn open_preview(project: ProjectId, port: u16) -> Result<String, RivetError> {
-    Ok(crate::server::session::api::open_preview(project.as_str(), port).await?)
+    Ok(crate::server::session::api::open_preview(&project, port).await?)
 }
 
 /// Puts the files back as they were right after the answer `message_id`;
 /// later messages are kept, marked undone.
 #[server(endpoint = "restore_to_message")]
-pub async fn restore_to_message(project: String, message_id: String) -> Result<(), ServerFnError> {
-    crate::server::checkpoint::restore_here(&project, &message_id)
-        .await
-        .map(drop)
-        .map_err(ServerFnError::new)
+pub async fn restore_to_message(project: ProjectId, message_id: String) -> Result<(), RivetError> {
+    crate::server::checkpoint::restore_here(&project, &message_id).await?;
+    Ok(())
 }
 
 /// Undoes the latest restore to the answer `message_id`.
 #[server(endpoint = "redo_restore")]
-pub async fn redo_restore(project: String, message_id: String) -> Result<(), ServerFnError> {
-    crate::server::checkpoint::redo_here(&project, &message_id)
-        .await
-        .map(drop)
-        .map_err(ServerFnError::new)
+pub async fn redo_restore(project: ProjectId, message_id: String) -> Result<(), RivetError> {
+    crate::server::checkpoint::redo_here(&project, &message_id).await?;
+    Ok(())
 }
 
 /// A new project with the files and the conversation up to the answer
 /// `message_id`; returns its id.
 #[server(endpoint = "fork_from_message")]
 pub async fn fork_from_message(
-    project: String,
+    project: ProjectId,
     message_id: String,
-) -> Result<String, ServerFnError> {
-    crate::server::checkpoint::fork_here(&project, &message_id)
-        .await
-        .map(|row| row.id)
-        .map_err(ServerFnError::new)
+) -> Result<String, RivetError> {
+    Ok(crate::server::checkpoint::fork_here(&project, &message_id)
+        .await?
+        .id)
 }
 
 /// The conversation's mode: the one chosen, else `[agent] default_mode`.
 #[server(endpoint = "conversation_mode")]
-pub async fn conversation_mode(project: String) -> Result<Mode, ServerFnError> {
-    crate::server::session::api::mode(&project)
-        .await
-        .map_err(ServerFnError::new)
+pub async fn conversation_mode(project: ProjectId) -> Result<Mode, RivetError> {
+    Ok(crate::server::session::api::mode(&project).await?)
 }
 
 /// Switches the conversation between Build and Agent mode.
 #[server(endpoint = "set_conversation_mode")]
-pub async fn set_conversation_mode(project: String, mode: Mode) -> Result<(), ServerFnError> {
-    crate::server::session::api::set_mode(&project, mode)
-        .await
-        .map_err(ServerFnError::new)
+pub async fn set_conversation_mode(project: ProjectId, mode: Mode) -> Result<(), RivetError> {
+    Ok(crate::server::session::api::set_mode(&project, mode).await?)
 }
 
 /// Approves or denies an agent step that waits for the person.
 #[server(endpoint = "decide_step")]
 pub async fn decide_step(
-    project: String,
+    project: ProjectId,
     step_id: String,
     decision: Decision,
-) -> Result<(), ServerFnError> {
-    crate::server::session::api::decide_step(&project, &step_id, decision)
-        .await
-        .map_err(ServerFnError::new)
+) -> Result<(), RivetError> {
+    Ok(crate::server::session::api::decide_step(&project, &step_id, decision).await?)
 }

@@ -5,6 +5,8 @@
 use leptos::prelude::*;
 use leptos::server_fn::codec::{ByteStream, Json, Streaming};
 
+use crate::app::error::RivetError;
+use crate::runtime::project::ProjectId;
 use crate::runtime::relay::{BrowserSnapshot, FileMirror};
 use crate::runtime::session::SessionEvent;
 
@@ -12,12 +14,10 @@ use crate::runtime::session::SessionEvent;
 /// for as long as the response is read. Each piece goes to one tab: the
 /// latest that asked.
 #[server(endpoint = "browser_answers", output = Streaming)]
-pub async fn browser_answers(project: String) -> Result<ByteStream, ServerFnError> {
+pub async fn browser_answers(project: ProjectId) -> Result<ByteStream<RivetError>, RivetError> {
     use futures::StreamExt;
     let state = expect_context::<crate::server::state::AppState>();
-    let relay = crate::server::session::browser::answers(&state, &project)
-        .await
-        .map_err(ServerFnError::new)?;
+    let relay = crate::server::session::browser::answers(&state, &project).await?;
     Ok(ByteStream::from(relay.map(|event| {
         // Serialising our own type cannot fail; an empty line is skipped.
         let mut line = serde_json::to_vec(&event).unwrap_or_default();
@@ -29,29 +29,23 @@ pub async fn browser_answers(project: String) -> Result<ByteStream, ServerFnErro
 /// Publishes the session events the tab's parser and runner made.
 #[server(endpoint = "report_events", input = Json)]
 pub async fn report_events(
-    project: String,
+    project: ProjectId,
     events: Vec<SessionEvent>,
-) -> Result<(), ServerFnError> {
+) -> Result<(), RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
-    crate::server::session::browser::report(&state, &project, events)
-        .await
-        .map_err(ServerFnError::new)
+    Ok(crate::server::session::browser::report(&state, &project, events).await?)
 }
 
 /// Repeats a file change of the tab's runtime on the server's copy.
 #[server(endpoint = "mirror_file", input = Json)]
-pub async fn mirror_file(project: String, change: FileMirror) -> Result<(), ServerFnError> {
+pub async fn mirror_file(project: ProjectId, change: FileMirror) -> Result<(), RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
-    crate::server::session::browser::mirror(&state, &project, change)
-        .await
-        .map_err(ServerFnError::new)
+    Ok(crate::server::session::browser::mirror(&state, &project, change).await?)
 }
 
 /// The project's files and dev server command, to boot a WebContainer with.
 #[server(endpoint = "browser_files")]
-pub async fn browser_files(project: String) -> Result<BrowserSnapshot, ServerFnError> {
+pub async fn browser_files(project: ProjectId) -> Result<BrowserSnapshot, RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
-    crate::server::session::browser::snapshot(&state, &project)
-        .await
-        .map_err(ServerFnError::new)
+    Ok(crate::server::session::browser::snapshot(&state, &project).await?)
 }

@@ -9,6 +9,7 @@ use self::node::build_tree;
 use super::ide::CurrentProject;
 use super::session::SessionStore;
 use super::workbench::Workbench;
+use crate::app::api::ProjectPath;
 
 #[component]
 pub fn FileTree() -> impl IntoView {
@@ -22,18 +23,20 @@ pub fn FileTree() -> impl IntoView {
         let Some(path) = prompt("New file (path in the project):", "") else {
             return;
         };
-        let path = path.trim().trim_start_matches("./").to_owned();
+        let path = path.trim().trim_start_matches("./");
         if path.is_empty() {
             return;
         }
+        let path = match ProjectPath::parse(path) {
+            Ok(path) => path,
+            Err(e) => return alert(&format!("{path}: {e}")),
+        };
         let project = project.clone();
         let workbench = expect_context::<Workbench>();
         leptos::task::spawn_local(async move {
-            if crate::app::api::write_file(project, path.clone(), String::new())
-                .await
-                .is_ok()
-            {
-                workbench.open(&path);
+            match crate::app::api::write_file(project, path.clone(), String::new()).await {
+                Ok(()) => workbench.open(path.as_str()),
+                Err(e) => alert(&e.message),
             }
         });
     };
@@ -67,6 +70,11 @@ pub(crate) fn prompt(message: &str, default: &str) -> Option<String> {
 
 pub(crate) fn confirm(message: &str) -> bool {
     window().confirm_with_message(message).unwrap_or(false)
+}
+
+/// Tells the person why something they asked for did not happen.
+pub(crate) fn alert(message: &str) {
+    let _ = window().alert_with_message(message);
 }
 
 // The tree's shape is computed by a pure function, tested without a browser.

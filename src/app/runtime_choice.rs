@@ -5,28 +5,25 @@
 
 use leptos::prelude::*;
 
+use crate::app::error::RivetError;
 use crate::runtime::kind::{BootFailure, RuntimeKind};
 use crate::runtime::project::ProjectId;
 
 /// The runtime the project runs on.
 #[server(endpoint = "project_runtime")]
-pub async fn project_runtime(project: String) -> Result<RuntimeKind, ServerFnError> {
+pub async fn project_runtime(project: ProjectId) -> Result<RuntimeKind, RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
-    crate::server::session::runtime_choice::project_runtime(&state, &project)
-        .await
-        .map_err(ServerFnError::new)
+    Ok(crate::server::session::runtime_choice::project_runtime(&state, &project).await?)
 }
 
 /// Moves the project to another runtime; refused while an answer streams.
 #[server(endpoint = "set_project_runtime")]
 pub async fn set_project_runtime(
-    project: String,
+    project: ProjectId,
     runtime: RuntimeKind,
-) -> Result<RuntimeKind, ServerFnError> {
+) -> Result<RuntimeKind, RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
-    crate::server::session::runtime_choice::set_runtime(&state, &project, runtime)
-        .await
-        .map_err(ServerFnError::new)
+    Ok(crate::server::session::runtime_choice::set_runtime(&state, &project, runtime).await?)
 }
 
 /// The page's knowledge of the project's runtime, shared by the top bar,
@@ -63,7 +60,7 @@ impl RuntimeChoice {
 
     pub fn switch_to(&self, runtime: RuntimeKind) {
         self.change.dispatch(SetProjectRuntime {
-            project: self.project.get_value().to_string(),
+            project: self.project.get_value(),
             runtime,
         });
     }
@@ -72,7 +69,7 @@ impl RuntimeChoice {
     /// can run here.
     #[cfg(feature = "hydrate")]
     fn follow(self) {
-        let project = self.project.get_value().to_string();
+        let project = self.project.get_value();
         leptos::task::spawn_local(async move {
             match project_runtime(project).await {
                 Ok(kind) => self.kind.set(Some(kind)),
@@ -94,7 +91,7 @@ impl RuntimeChoice {
                 self.failure.set(failure);
                 if can_boot && !booted.get_value() {
                     booted.set_value(true);
-                    super::webcontainer::start(self.project.get_value().to_string(), self.failure);
+                    super::webcontainer::start(self.project.get_value(), self.failure);
                 }
             }
             _ => self.failure.set(None),

@@ -21,7 +21,7 @@ use form::LlmForm;
 /// bar's provider status and the chat. Saving (from anywhere) reloads them.
 #[derive(Clone, Copy)]
 pub struct LlmSettings {
-    pub settings: Resource<Result<PublicLlmSettings, ServerFnError>>,
+    pub settings: Resource<Result<PublicLlmSettings, crate::app::error::RivetError>>,
     pub save: ServerAction<api::SaveLlmSettings>,
 }
 

@@ -134,9 +134,13 @@ impl Workbench {
         let files = self.files;
         let path = path.to_owned();
         leptos::task::spawn_local(async move {
-            let content = crate::app::api::read_file(project.clone(), path.clone())
-                .await
-                .unwrap_or_else(|e| format!("// {path} could not be read: {e}\n"));
+            let read = match crate::app::api::ProjectPath::parse(&path) {
+                Ok(at) => crate::app::api::read_file(project.clone(), at)
+                    .await
+                    .map_err(|e| e.message),
+                Err(e) => Err(e.to_string()),
+            };
+            let content = read.unwrap_or_else(|e| format!("// {path} could not be read: {e}\n"));
             files.update(|files| {
                 let file = files.entry(path).or_default();
                 if !file.dirty && !file.writing {

@@ -230,20 +230,23 @@ pub async fn before_fix(handle: &ProjectHandle, message_id: &str) {
 
 /// [`restore`] for the UI's server functions, which find the state in
 /// their context.
-pub async fn restore_here(project: &str, message_id: &str) -> Result<Restored, CheckpointError> {
+pub async fn restore_here(
+    project: &ProjectId,
+    message_id: &str,
+) -> Result<Restored, CheckpointError> {
     restore(
         &leptos::prelude::expect_context::<AppState>(),
-        project,
+        project.as_str(),
         message_id,
     )
     .await
 }
 
 /// [`redo`] for the UI's server functions.
-pub async fn redo_here(project: &str, message_id: &str) -> Result<Restored, CheckpointError> {
+pub async fn redo_here(project: &ProjectId, message_id: &str) -> Result<Restored, CheckpointError> {
     redo(
         &leptos::prelude::expect_context::<AppState>(),
-        project,
+        project.as_str(),
         message_id,
     )
     .await
@@ -251,12 +254,12 @@ pub async fn redo_here(project: &str, message_id: &str) -> Result<Restored, Chec
 
 /// [`fork`] for the UI's server functions.
 pub async fn fork_here(
-    project: &str,
+    project: &ProjectId,
     message_id: &str,
 ) -> Result<crate::server::store::ProjectRow, CheckpointError> {
     fork(
         &leptos::prelude::expect_context::<AppState>(),
-        project,
+        project.as_str(),
         message_id,
     )
     .await

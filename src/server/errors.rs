@@ -9,6 +9,8 @@ use crate::server::projects::ProjectError;
 use crate::server::session::agent::ApprovalError;
 use crate::server::session::api::ApiError;
 
+mod features;
+
 pub fn api_code(error: &ApiError) -> ErrorCode {
     match error {
         ApiError::InvalidProject(_) => ErrorCode::NotFound,

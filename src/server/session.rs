@@ -8,6 +8,7 @@ pub mod agent;
 pub mod api;
 pub mod browser;
 mod context;
+mod conversation;
 pub mod fix;
 mod hub;
 pub mod manage;
@@ -163,9 +164,7 @@ impl OpenProjects {
             .cloned()
             .collect();
         for handle in handles {
-            if let Some(cancel) = handle.conversation().streaming.take() {
-                cancel.cancel();
-            }
+            conversation::end_for_shutdown(&handle);
             handle.runner.shutdown().await;
             handle.agent.stop_servers().await;
             // What was published is on disk before the process ends.

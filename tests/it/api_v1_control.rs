@@ -346,3 +346,36 @@ async fn the_ide_server_functions_report_busy_as_a_typed_error() {
     let error: Value = invalid.json().await.unwrap();
     assert_eq!(error["code"], "invalid", "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_messages_sent_at_once_get_one_answer_and_one_busy() {
+    let (_mock, server) = slow_server().await;
+    let project = server.create("race").await;
+    let url = server.url(&format!("/projects/{project}/messages"));
+    let post = |text: &str| server.json(server.http.post(&url).json(&json!({ "text": text })));
+    let (first, second) = tokio::join!(post("build a todo app"), post("build a todo app too"));
+    let mut statuses = [first.0, second.0];
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [StatusCode::ACCEPTED, StatusCode::CONFLICT],
+        "{} / {}",
+        first.1,
+        second.1
+    );
+    let refused = if first.0 == StatusCode::CONFLICT {
+        &first.1
+    } else {
+        &second.1
+    };
+    assert_eq!(refused["code"], "busy", "{refused}");
+    // The refused message left no trace: one question, one answer.
+    let list = wait_for_status(&server, &project, 1, "streaming").await;
+    let roles: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant"], "{list}");
+}

@@ -80,7 +80,7 @@ fn Decide(step_id: String, tool: String) -> impl IntoView {
     let project = expect_context::<CurrentProject>().0;
     let error = RwSignal::new(None::<String>);
     let decide = Action::new(move |decision: &Decision| {
-        decide_step(project.to_string(), step_id.clone(), *decision)
+        decide_step(project.clone(), step_id.clone(), *decision)
     });
     Effect::new(move |_| {
         if let Some(Err(e)) = decide.value().get() {

@@ -81,7 +81,7 @@ pub fn AlertList() -> impl IntoView {
 #[component]
 fn TryAgain(alert: u64) -> impl IntoView {
     let project = expect_context::<CurrentProject>().0;
-    let again = Action::new(move |_: &()| try_fix_again(project.to_string(), alert));
+    let again = Action::new(move |_: &()| try_fix_again(project.clone(), alert));
     let refused = move || {
         again
             .value()

@@ -3,17 +3,17 @@
 
 use leptos::prelude::*;
 
+use crate::app::error::RivetError;
 use crate::app::ide::CurrentProject;
 use crate::app::session::SessionStore;
 use crate::app::settings::auto_fix::get_auto_fix;
+use crate::runtime::project::ProjectId;
 
 /// Sets automatic fixes on or off for one project.
 #[server(endpoint = "set_project_auto_fix")]
-pub async fn set_project_auto_fix(project: String, enabled: bool) -> Result<(), ServerFnError> {
+pub async fn set_project_auto_fix(project: ProjectId, enabled: bool) -> Result<(), RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
-    crate::server::session::fix::toggle::set_project(&state, &project, enabled)
-        .await
-        .map_err(ServerFnError::new)
+    Ok(crate::server::session::fix::toggle::set_project(&state, &project, enabled).await?)
 }
 
 #[component]
@@ -21,8 +21,7 @@ pub fn ProjectAutoFix() -> impl IntoView {
     let store = expect_context::<SessionStore>();
     let project = expect_context::<CurrentProject>().0;
     let global = Resource::new(|| (), |_| get_auto_fix());
-    let set =
-        Action::new(move |enabled: &bool| set_project_auto_fix(project.to_string(), *enabled));
+    let set = Action::new(move |enabled: &bool| set_project_auto_fix(project.clone(), *enabled));
     let checked = move || {
         store.alerts.track();
         let own = store.with(|s| s.auto_fix);

@@ -64,15 +64,15 @@ pub fn CheckpointButtons(message_id: String) -> impl IntoView {
     });
     let restore = Action::new({
         let (project, id) = (project.clone(), message_id.clone());
-        move |_: &()| restore_to_message(project.to_string(), id.clone())
+        move |_: &()| restore_to_message(project.clone(), id.clone())
     });
     let redo = Action::new({
         let (project, id) = (project.clone(), message_id.clone());
-        move |_: &()| redo_restore(project.to_string(), id.clone())
+        move |_: &()| redo_restore(project.clone(), id.clone())
     });
     let fork = Action::new({
         let id = message_id.clone();
-        move |_: &()| fork_from_message(project.to_string(), id.clone())
+        move |_: &()| fork_from_message(project.clone(), id.clone())
     });
     let error = move || {
         let failed = [restore.value().get(), redo.value().get()]

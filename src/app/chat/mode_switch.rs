@@ -17,7 +17,7 @@ pub fn ModeSwitch() -> impl IntoView {
     Effect::new({
         let project = project.clone();
         move |_| {
-            let project = project.to_string();
+            let project = project.clone();
             leptos::task::spawn_local(async move {
                 if let Ok(mode) = crate::app::api::conversation_mode(project).await {
                     default_mode.set(Some(mode));
@@ -32,7 +32,7 @@ pub fn ModeSwitch() -> impl IntoView {
             .or(default_mode.get())
             .unwrap_or_default()
     };
-    let choose = Action::new(move |mode: &Mode| set_conversation_mode(project.to_string(), *mode));
+    let choose = Action::new(move |mode: &Mode| set_conversation_mode(project.clone(), *mode));
     let button = move |mode: Mode| {
         view! {
             <button

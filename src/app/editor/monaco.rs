@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue, closure::Closure, prelude::wasm_bindgen};
 
-use crate::app::api::{answer_diff, write_file};
+use crate::app::api::{ProjectPath, answer_diff, write_file};
 use crate::app::scripts::load_monaco;
 use crate::app::workbench::Workbench;
 
@@ -217,10 +217,10 @@ fn mount_diff(diff_host: NodeRef<leptos::html::Div>, workbench: Workbench, ready
             return;
         };
         leptos::task::spawn_local(async move {
-            let diff = answer_diff(project.clone(), path.clone())
-                .await
-                .ok()
-                .flatten();
+            let diff = match ProjectPath::parse(&path) {
+                Ok(at) => answer_diff(project.clone(), at).await.ok().flatten(),
+                Err(_) => None,
+            };
             let (before, after) = match diff {
                 Some(diff) => (diff.before.unwrap_or_default(), diff.after),
                 None => {
@@ -272,8 +272,11 @@ fn save(workbench: Workbench) {
         .files
         .with_untracked(|f| f.get(&path).filter(|f| f.dirty).map(|f| f.content.clone()));
     let Some(content) = content else { return };
+    let Ok(at) = ProjectPath::parse(&path) else {
+        return;
+    };
     leptos::task::spawn_local(async move {
-        if write_file(project.clone(), path.clone(), content.clone())
+        if write_file(project.clone(), at, content.clone())
             .await
             .is_ok()
         {

@@ -4,7 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use leptos::prelude::*;
 
-use super::{confirm, prompt};
+use super::{alert, confirm, prompt};
+use crate::app::api::ProjectPath;
 use crate::app::ide::CurrentProject;
 use crate::app::workbench::Workbench;
 
@@ -88,9 +89,16 @@ pub fn TreeNode(node: Node, depth: usize) -> impl IntoView {
             if to.is_empty() || to == path {
                 return;
             }
-            let (from, project) = (path.clone(), project.clone());
+            let (from, to) = match (ProjectPath::parse(&path), ProjectPath::parse(&to)) {
+                (Ok(from), Ok(to)) => (from, to),
+                (Err(e), _) => return alert(&format!("{path}: {e}")),
+                (_, Err(e)) => return alert(&format!("{to}: {e}")),
+            };
+            let project = project.clone();
             leptos::task::spawn_local(async move {
-                let _ = crate::app::api::rename_path(project, from, to).await;
+                if let Err(e) = crate::app::api::rename_path(project, from, to).await {
+                    alert(&e.message);
+                }
             });
         }
     };
@@ -100,9 +108,15 @@ pub fn TreeNode(node: Node, depth: usize) -> impl IntoView {
             if !confirm(&format!("Delete {path}? This cannot be undone.")) {
                 return;
             }
-            let (path, project) = (path.clone(), project.clone());
+            let path = match ProjectPath::parse(&path) {
+                Ok(path) => path,
+                Err(e) => return alert(&format!("{path}: {e}")),
+            };
+            let project = project.clone();
             leptos::task::spawn_local(async move {
-                let _ = crate::app::api::delete_path(project, path).await;
+                if let Err(e) = crate::app::api::delete_path(project, path).await {
+                    alert(&e.message);
+                }
             });
         }
     };

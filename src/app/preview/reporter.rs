@@ -69,7 +69,7 @@ pub fn forward(
         else {
             return;
         };
-        let project = project.to_string();
+        let project = project.clone();
         leptos::task::spawn_local(async move {
             if let Err(e) = report_page_error(project, report.kind, report.message).await {
                 leptos::logging::warn!("the preview's error was not recorded: {e}");

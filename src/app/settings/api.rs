@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
 
+use crate::app::error::RivetError;
 use crate::runtime::llm::{LlmSettingsUpdate, ModelList, PublicLlmSettings};
 
 /// Facts about the IDE that the panel shows, read-only.
@@ -15,7 +16,7 @@ pub struct IdeInfo {
 }
 
 #[server]
-pub async fn get_ide_info() -> Result<IdeInfo, ServerFnError> {
+pub async fn get_ide_info() -> Result<IdeInfo, RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
     Ok(IdeInfo {
         runtime: format!("{:?}", state.config.runtime.default).to_lowercase(),
@@ -25,7 +26,7 @@ pub async fn get_ide_info() -> Result<IdeInfo, ServerFnError> {
 
 /// The effective LLM settings; whether a key is set, never the key.
 #[server]
-pub async fn get_llm_settings() -> Result<PublicLlmSettings, ServerFnError> {
+pub async fn get_llm_settings() -> Result<PublicLlmSettings, RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
     Ok(state.llm.public_settings())
 }
@@ -33,20 +34,15 @@ pub async fn get_llm_settings() -> Result<PublicLlmSettings, ServerFnError> {
 /// Saves the panel's values; the key only when a new one is typed or it is
 /// cleared. Returns the new effective settings.
 #[server(input = Json)]
-pub async fn save_llm_settings(
-    update: LlmSettingsUpdate,
-) -> Result<PublicLlmSettings, ServerFnError> {
+pub async fn save_llm_settings(update: LlmSettingsUpdate) -> Result<PublicLlmSettings, RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
-    state
-        .llm
-        .save(&update)
-        .map_err(|e| ServerFnError::new(e.to_string()))
+    Ok(state.llm.save(&update)?)
 }
 
 /// The models of a provider (from its `/v1/models`, else the configured
 /// list), asked with a key only where that key may go.
 #[server(input = Json)]
-pub async fn list_models(provider: String, base_url: String) -> Result<ModelList, ServerFnError> {
+pub async fn list_models(provider: String, base_url: String) -> Result<ModelList, RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
     Ok(state.llm.models_for(&provider, &base_url).await)
 }

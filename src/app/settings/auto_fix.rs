@@ -3,9 +3,11 @@
 
 use leptos::prelude::*;
 
+use crate::app::error::RivetError;
+
 /// Whether automatic fixes are on for projects that did not choose.
 #[server(endpoint = "get_auto_fix")]
-pub async fn get_auto_fix() -> Result<bool, ServerFnError> {
+pub async fn get_auto_fix() -> Result<bool, RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
     Ok(crate::server::session::fix::toggle::global(
         state.llm.settings_store(),
@@ -13,10 +15,12 @@ pub async fn get_auto_fix() -> Result<bool, ServerFnError> {
 }
 
 #[server(endpoint = "set_auto_fix")]
-pub async fn set_auto_fix(enabled: bool) -> Result<(), ServerFnError> {
+pub async fn set_auto_fix(enabled: bool) -> Result<(), RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
-    crate::server::session::fix::toggle::set_global(state.llm.settings_store(), enabled)
-        .map_err(ServerFnError::new)
+    Ok(crate::server::session::fix::toggle::set_global(
+        state.llm.settings_store(),
+        enabled,
+    )?)
 }
 
 #[component]

@@ -22,6 +22,7 @@ use crate::runtime::host::{
     CommandSpec, DirEntry, EventStream, FsEvent, PortEvent, Process, PtySize, Runtime, RuntimeError,
 };
 use crate::runtime::kind::BootFailure;
+use crate::runtime::project::ProjectId;
 use crate::runtime::protocol::{Event, Parser};
 use crate::runtime::relay::{FileMirror, RelayEvent};
 use crate::runtime::runner::{OpenedPreview, PreviewError, PreviewHooks, Runner, RunnerContext};
@@ -41,7 +42,7 @@ type Outbox = mpsc::UnboundedSender<SessionEvent>;
 
 /// Boots the WebContainer and runs the project here until the page closes;
 /// a failed boot is set on `failure`.
-pub fn start(project: String, failure: RwSignal<Option<BootFailure>>) {
+pub fn start(project: ProjectId, failure: RwSignal<Option<BootFailure>>) {
     leptos::task::spawn_local(async move { run_lazy(project, failure).await });
 }
 
@@ -49,7 +50,7 @@ pub fn start(project: String, failure: RwSignal<Option<BootFailure>>) {
 /// --split` moves it, the bindings, and the parser and runner only it uses
 /// into a WASM chunk of its own, so sandbox projects never download them.
 #[leptos::lazy]
-fn run_lazy(project: String, failure: RwSignal<Option<BootFailure>>) {
+fn run_lazy(project: ProjectId, failure: RwSignal<Option<BootFailure>>) {
     leptos::task::spawn_local(async move {
         let wc = match boot().await {
             Ok(wc) => wc,
@@ -89,7 +90,7 @@ async fn boot() -> Result<wasm_bindgen::JsValue, BootFailure> {
 }
 
 /// Sends session events to the server in order, in batches.
-fn report(project: String) -> Outbox {
+fn report(project: ProjectId) -> Outbox {
     let (tx, rx) = mpsc::unbounded::<SessionEvent>();
     leptos::task::spawn_local(async move {
         let mut batches = rx.ready_chunks(256);
@@ -111,13 +112,13 @@ fn terminal(outbox: &Outbox, text: &str) {
 // The browser's callbacks are not `Send`; the runner's `Arc`s hold them all
 // the same.
 #[allow(clippy::arc_with_non_send_sync)]
-fn runner(project: &str, runtime: &Rc<WebContainerRuntime>, outbox: &Outbox) -> Runner {
+fn runner(project: &ProjectId, runtime: &Rc<WebContainerRuntime>, outbox: &Outbox) -> Runner {
     let (url_of, open_of) = (Rc::clone(runtime), Rc::clone(runtime));
     let sink = outbox.clone();
     Runner::new(RunnerContext {
         runtime: Arc::new(Mirrored {
             inner: Rc::clone(runtime),
-            project: project.to_owned(),
+            project: project.clone(),
         }),
         sink: Arc::new(move |event| {
             let _ = sink.unbounded_send(event);
@@ -143,8 +144,8 @@ fn runner(project: &str, runtime: &Rc<WebContainerRuntime>, outbox: &Outbox) -> 
 
 /// Mounts the project's files from the server, installs its dependencies
 /// and starts its dev server again.
-async fn resume(project: &str, runtime: &WebContainerRuntime, outbox: &Outbox) {
-    let snapshot = match browser_files(project.to_owned()).await {
+async fn resume(project: &ProjectId, runtime: &WebContainerRuntime, outbox: &Outbox) {
+    let snapshot = match browser_files(project.clone()).await {
         Ok(snapshot) => snapshot,
         Err(e) => {
             terminal(
@@ -197,7 +198,7 @@ async fn run_shown(runtime: &WebContainerRuntime, outbox: &Outbox, spec: Command
 
 /// Parses and runs every answer the server relays, reconnecting after a
 /// drop.
-async fn follow_answers(project: String, runner: Runner, outbox: Outbox) {
+async fn follow_answers(project: ProjectId, runner: Runner, outbox: Outbox) {
     let mut parsers: HashMap<String, Parser> = HashMap::new();
     let mut backoff_ms = 250;
     loop {
@@ -269,7 +270,7 @@ fn forward(message_id: &str, events: Vec<Event>, runner: &Runner, outbox: &Outbo
 /// of the project (so its record, checkpoints and export are complete).
 struct Mirrored {
     inner: Rc<WebContainerRuntime>,
-    project: String,
+    project: ProjectId,
 }
 
 impl Mirrored {

@@ -41,7 +41,7 @@ async fn prepare(
 /// Refuses while an answer streams or actions run; ends a fix loop.
 fn ensure_idle(handle: &ProjectHandle) -> Result<(), CheckpointError> {
     let mut conversation = handle.conversation();
-    if conversation.streaming.is_some() || handle.session.read(|s| s.is_busy()) {
+    if conversation.streaming.is_active() || handle.session.read(|s| s.is_busy()) {
         return Err(ApiError::Busy.into());
     }
     if let Some(fixing) = conversation.fixing.take() {

@@ -5,22 +5,18 @@ use std::sync::Arc;
 use futures::StreamExt;
 use leptos::prelude::expect_context;
 use leptos::server_fn::codec::ByteStream;
-use tokio_util::sync::CancellationToken;
 
-use super::agent::{self, AgentContext};
-use super::fix::{self, FixContext};
+use super::agent;
+use super::conversation;
 use super::project::ProjectHandle;
-use super::turn::{self, Answer};
+use crate::runtime::action::ProjectPath;
 use crate::runtime::host::RuntimeError;
 use crate::runtime::project::{InvalidProjectId, ProjectId};
 use crate::runtime::runner::PreviewError;
-use crate::runtime::session::{
-    Decision, FileChange, Message, MessageStatus, Mode, Role, SessionEvent,
-};
-use crate::server::llm::client::ChatMessage;
+use crate::runtime::session::{Decision, FileChange, Mode, SessionEvent};
 use crate::server::projects::ProjectError;
 use crate::server::state::AppState;
-use crate::server::store::{MessageRow, StoreError};
+use crate::server::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -52,22 +48,29 @@ pub enum ApiError {
 
 /// The project's handle. The request has passed `access::guard` (the
 /// owner's token, from the IDE's own page or a program).
-async fn open(project: &str) -> Result<(AppState, Arc<ProjectHandle>), ApiError> {
+async fn open(project: &ProjectId) -> Result<(AppState, Arc<ProjectHandle>), ApiError> {
     let state = expect_context::<AppState>();
-    let handle = open_in(&state, project).await?;
+    let handle = open_project(&state, project).await?;
     Ok((state, handle))
 }
 
 /// The project's handle, for callers that have the state at hand (the
-/// HTTP API).
+/// HTTP API, which passes the id as it came).
 pub async fn open_in(state: &AppState, project: &str) -> Result<Arc<ProjectHandle>, ApiError> {
-    let id = ProjectId::parse(project)?;
-    state.projects.get(&id)?;
-    Ok(state.open_projects.open(state, &id).await)
+    open_project(state, &ProjectId::parse(project)?).await
+}
+
+/// The handle of a project that exists.
+pub async fn open_project(
+    state: &AppState,
+    id: &ProjectId,
+) -> Result<Arc<ProjectHandle>, ApiError> {
+    state.projects.get(id)?;
+    Ok(state.open_projects.open(state, id).await)
 }
 
 pub async fn feed(
-    project: &str,
+    project: &ProjectId,
 ) -> Result<ByteStream<crate::runtime::error::RivetError>, ApiError> {
     let (_, handle) = open(project).await?;
     let lines = handle.session.subscribe().map(|envelope| {
@@ -79,187 +82,55 @@ pub async fn feed(
     Ok(ByteStream::from(lines))
 }
 
-/// Starts `answer` on a task of its own.
-fn spawn_answer(
-    state: &AppState,
-    handle: &Arc<ProjectHandle>,
-    answer: Answer,
-) -> Result<(), ApiError> {
-    let cancel = CancellationToken::new();
-    {
-        let mut conversation = handle.conversation();
-        if conversation.streaming.is_some() {
-            return Err(ApiError::Busy);
-        }
-        conversation.streaming = Some(cancel.clone());
-    }
-    let handle = Arc::clone(handle);
-    let llm = Arc::clone(&state.llm);
-    let state = state.clone();
-    let (message_id, since) = (answer.message_id.clone(), fix::mark(&handle));
-    let agent_mode = agent::mode(&handle, &state.config.agent) == Mode::Agent;
-    let agent_config = state.config.agent.clone();
-    tokio::spawn(async move {
-        // The prompt describes the runtime this project runs on.
-        let description = super::runtime_choice::description(&state, &handle.id).await;
-        let fix = FixContext {
-            project: Arc::clone(&handle),
-            llm: Arc::clone(&llm),
-            description,
-            config: state.config.fix.clone(),
-        };
-        // A continued answer (text so far) is always a Build answer.
-        if agent_mode && answer.text.is_empty() {
-            let cx = AgentContext {
-                project: Arc::clone(&handle),
-                llm,
-                description,
-                config: agent_config,
-            };
-            agent::run(cx, answer, cancel).await;
-            handle.conversation().streaming = None;
-            crate::server::checkpoint::after_answer(&handle, &message_id);
-            return;
-        }
-        turn::run(Arc::clone(&handle), llm, description, answer, cancel).await;
-        handle.conversation().streaming = None;
-        crate::server::checkpoint::after_answer(&handle, &message_id);
-        fix::follow(fix, message_id, since).await;
-    });
-    Ok(())
-}
-
-/// Ends the fix loop, if one follows the last answer.
-fn stop_fixing(handle: &ProjectHandle) {
-    if let Some(fixing) = handle.conversation().fixing.take() {
-        fixing.cancel();
-    }
-}
-
-/// Ends an interrupted answer that will not be continued, so its open
-/// action is reported as cut off.
-fn drop_unfinished(handle: &ProjectHandle) {
-    let unfinished = handle.conversation().unfinished.take();
-    if let Some(unfinished) = unfinished {
-        turn::close_parser(handle, &unfinished.message_id, unfinished.parser);
-    }
-}
-
-pub async fn send(project: &str, text: String) -> Result<(), ApiError> {
+pub async fn send(project: &ProjectId, text: String) -> Result<(), ApiError> {
     let state = expect_context::<AppState>();
-    send_in(&state, project, text).await.map(drop)
+    send_in(&state, project.as_str(), text).await.map(drop)
 }
 
-/// The ids of the user's message and of the answer that started.
-pub struct Sent {
-    pub user_message_id: String,
-    pub assistant_message_id: String,
-}
+pub use super::conversation::Sent;
 
+/// The person's message and its answer (see [`conversation::send`]).
 pub async fn send_in(state: &AppState, project: &str, text: String) -> Result<Sent, ApiError> {
-    let text = text.trim().to_owned();
+    let text = text.trim();
     if text.is_empty() {
         return Err(ApiError::EmptyMessage);
     }
     let handle = open_in(state, project).await?;
-    if handle.conversation().streaming.is_some() {
-        return Err(ApiError::Busy);
-    }
-    // The person's message takes over from automatic attempts.
-    stop_fixing(&handle);
-    crate::server::checkpoint::before_message(&handle).await;
-    drop_unfinished(&handle);
-    let (user_id, history) = {
-        let mut conversation = handle.conversation();
-        let id = conversation.next_id();
-        let mut history = conversation.history.clone();
-        history.push(ChatMessage::user(text.clone()));
-        (id, history)
-    };
-    handle.session.save_message(MessageRow {
-        id: user_id.clone(),
-        role: Role::User,
-        text: text.clone(),
-        asked: None,
-        model: None,
-        usage: None,
-        finish_reason: None,
-        status: MessageStatus::Complete,
-    });
-    handle.publish(SessionEvent::MessageAdded {
-        message: Message::user(user_id.clone(), text.clone()),
-    });
-    let answer = turn::new_answer(&handle, history, &text);
-    let sent = Sent {
-        user_message_id: user_id,
-        assistant_message_id: answer.message_id.clone(),
-    };
-    spawn_answer(state, &handle, answer)?;
-    super::manage::name_after_message(state, &handle.id, &text).await;
+    let sent = conversation::send(state, &handle, text).await?;
+    super::manage::name_after_message(state, &handle.id, text).await;
     Ok(sent)
 }
 
-pub async fn stop(project: &str) -> Result<(), ApiError> {
+pub async fn stop(project: &ProjectId) -> Result<(), ApiError> {
     let (_, handle) = open(project).await?;
     super::manage::stop_in(&handle);
     handle.browser.stop();
     Ok(())
 }
 
-pub async fn continue_answer(project: &str, message_id: &str) -> Result<(), ApiError> {
+pub async fn continue_answer(project: &ProjectId, message_id: &str) -> Result<(), ApiError> {
     let (state, handle) = open(project).await?;
-    let unfinished = {
-        let mut conversation = handle.conversation();
-        if conversation.streaming.is_some() {
-            return Err(ApiError::Busy);
-        }
-        match conversation.unfinished.take() {
-            Some(u) if u.message_id == message_id => u,
-            other => {
-                conversation.unfinished = other;
-                return Err(ApiError::NotContinuable(message_id.to_owned()));
-            }
-        }
-    };
-    handle.runner.begin_turn();
-    handle.publish(SessionEvent::MessageResumed {
-        message_id: message_id.to_owned(),
-    });
-    let answer = Answer {
-        message_id: unfinished.message_id,
-        parser: unfinished.parser,
-        text: unfinished.text,
-        history: unfinished.history,
-    };
-    spawn_answer(&state, &handle, answer)
+    conversation::continue_answer(&state, &handle, message_id)
 }
 
-pub async fn retry(project: &str, message_id: &str) -> Result<(), ApiError> {
+pub async fn retry(project: &ProjectId, message_id: &str) -> Result<(), ApiError> {
     let (state, handle) = open(project).await?;
-    let asked = handle.conversation().asked.get(message_id).cloned();
-    let Some(asked) = asked else {
-        return Err(ApiError::NotRetryable(message_id.to_owned()));
-    };
-    if handle.conversation().streaming.is_some() {
-        return Err(ApiError::Busy);
-    }
-    crate::server::checkpoint::before_message(&handle).await;
-    drop_unfinished(&handle);
-    let mut history = handle.conversation().history.clone();
-    history.push(ChatMessage::user(asked.clone()));
-    let answer = turn::new_answer(&handle, history, &asked);
-    spawn_answer(&state, &handle, answer)
+    conversation::retry(&state, &handle, message_id).await
 }
 
-pub async fn read_file(project: &str, path: &str) -> Result<String, ApiError> {
+pub async fn read_file(project: &ProjectId, path: &ProjectPath) -> Result<String, ApiError> {
     let (_, handle) = open(project).await?;
-    let bytes = handle.runtime.read_file(path).await?;
-    String::from_utf8(bytes).map_err(|_| ApiError::NotText(path.to_owned()))
+    let bytes = handle.runtime.read_file(path.as_str()).await?;
+    String::from_utf8(bytes).map_err(|_| ApiError::NotText(path.to_string()))
 }
 
-pub async fn write_file(project: &str, path: &str, content: String) -> Result<(), ApiError> {
+pub async fn write_file(
+    project: &ProjectId,
+    path: &ProjectPath,
+    content: String,
+) -> Result<(), ApiError> {
     let (_, handle) = open(project).await?;
-    write_file_in(&handle, path, content).await
+    write_file_in(&handle, path.as_str(), content).await
 }
 
 /// Saves a file the person (or a program, through the HTTP API) wrote.
@@ -286,7 +157,12 @@ pub async fn write_file_in(
     Ok(())
 }
 
-pub async fn rename(project: &str, from: &str, to: &str) -> Result<(), ApiError> {
+pub async fn rename(
+    project: &ProjectId,
+    from: &ProjectPath,
+    to: &ProjectPath,
+) -> Result<(), ApiError> {
+    let (from, to) = (from.as_str(), to.as_str());
     let (_, handle) = open(project).await?;
     handle.runtime.rename(from, to).await?;
     handle.publish(SessionEvent::FileRemoved {
@@ -312,9 +188,9 @@ pub async fn rename(project: &str, from: &str, to: &str) -> Result<(), ApiError>
     Ok(())
 }
 
-pub async fn delete(project: &str, path: &str) -> Result<(), ApiError> {
+pub async fn delete(project: &ProjectId, path: &ProjectPath) -> Result<(), ApiError> {
     let (_, handle) = open(project).await?;
-    delete_in(&handle, path).await
+    delete_in(&handle, path.as_str()).await
 }
 
 pub async fn delete_in(handle: &ProjectHandle, path: &str) -> Result<(), ApiError> {
@@ -325,7 +201,11 @@ pub async fn delete_in(handle: &ProjectHandle, path: &str) -> Result<(), ApiErro
     Ok(())
 }
 
-pub async fn answer_diff(project: &str, path: &str) -> Result<Option<FileChange>, ApiError> {
+pub async fn answer_diff(
+    project: &ProjectId,
+    path: &ProjectPath,
+) -> Result<Option<FileChange>, ApiError> {
+    let path = path.as_str();
     let (_, handle) = open(project).await?;
     let before = handle
         .answer_before
@@ -345,27 +225,31 @@ pub async fn answer_diff(project: &str, path: &str) -> Result<Option<FileChange>
 
 /// Gives a port of the project a preview address (the person picked it in
 /// the preview pane) and returns it; the session hears of it too.
-pub async fn open_preview(project: &str, port: u16) -> Result<String, ApiError> {
+pub async fn open_preview(project: &ProjectId, port: u16) -> Result<String, ApiError> {
     let (_, handle) = open(project).await?;
     Ok(handle.runner.open_preview(port)?)
 }
 
 /// The conversation's mode (the configured default until one is chosen).
-pub async fn mode(project: &str) -> Result<Mode, ApiError> {
+pub async fn mode(project: &ProjectId) -> Result<Mode, ApiError> {
     let (state, handle) = open(project).await?;
     Ok(agent::mode(&handle, &state.config.agent))
 }
 
-pub async fn set_mode(project: &str, mode: Mode) -> Result<(), ApiError> {
+pub async fn set_mode(project: &ProjectId, mode: Mode) -> Result<(), ApiError> {
     let (_, handle) = open(project).await?;
     agent::set_mode(&handle, mode);
     Ok(())
 }
 
 /// The person's decision on an agent step that waits for approval.
-pub async fn decide_step(project: &str, step_id: &str, decision: Decision) -> Result<(), ApiError> {
-    let state = expect_context::<AppState>();
-    decide_step_in(&state, project, step_id, decision).await
+pub async fn decide_step(
+    project: &ProjectId,
+    step_id: &str,
+    decision: Decision,
+) -> Result<(), ApiError> {
+    let (_, handle) = open(project).await?;
+    Ok(agent::decide(&handle, step_id, decision)?)
 }
 
 pub async fn decide_step_in(

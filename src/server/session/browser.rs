@@ -13,6 +13,7 @@ use super::ProjectHandle;
 use super::runtime_choice::{RuntimeChoiceError, project_runtime};
 use crate::runtime::host::{EntryKind, RuntimeError, checked_path};
 use crate::runtime::kind::RuntimeKind;
+use crate::runtime::project::ProjectId;
 use crate::runtime::protocol::ActionKind;
 use crate::runtime::relay::{BrowserSnapshot, FileMirror, RelayEvent, reportable};
 use crate::runtime::session::{SessionEvent, SessionState};
@@ -118,20 +119,18 @@ impl RelayInner {
 /// The project's handle, when it runs in the browser.
 async fn browser_project(
     state: &AppState,
-    project: &str,
+    project: &ProjectId,
 ) -> Result<Arc<ProjectHandle>, BrowserError> {
     if project_runtime(state, project).await? != RuntimeKind::Webcontainer {
         return Err(BrowserError::NotBrowserProject);
     }
-    let id =
-        crate::runtime::project::ProjectId::parse(project).map_err(RuntimeChoiceError::from)?;
-    Ok(state.open_projects.open(state, &id).await)
+    Ok(state.open_projects.open(state, project).await)
 }
 
 /// The relayed text of the project's answers, for the tab that runs them.
 pub async fn answers(
     state: &AppState,
-    project: &str,
+    project: &ProjectId,
 ) -> Result<mpsc::UnboundedReceiver<RelayEvent>, BrowserError> {
     Ok(browser_project(state, project).await?.browser.subscribe())
 }
@@ -140,7 +139,7 @@ pub async fn answers(
 /// when any event is not the browser's to report.
 pub async fn report(
     state: &AppState,
-    project: &str,
+    project: &ProjectId,
     events: Vec<SessionEvent>,
 ) -> Result<(), BrowserError> {
     let handle = browser_project(state, project).await?;
@@ -160,7 +159,7 @@ pub async fn report(
 /// Repeats a file change of the browser's runtime on the server's copy.
 pub async fn mirror(
     state: &AppState,
-    project: &str,
+    project: &ProjectId,
     change: FileMirror,
 ) -> Result<(), BrowserError> {
     let handle = browser_project(state, project).await?;
@@ -186,7 +185,10 @@ pub async fn mirror(
 
 /// The project's text files and its dev server command, for a tab that
 /// boots a WebContainer.
-pub async fn snapshot(state: &AppState, project: &str) -> Result<BrowserSnapshot, BrowserError> {
+pub async fn snapshot(
+    state: &AppState,
+    project: &ProjectId,
+) -> Result<BrowserSnapshot, BrowserError> {
     let handle = browser_project(state, project).await?;
     let mut files = Vec::new();
     for entry in handle.runtime.list_tree("").await? {
@@ -270,11 +272,9 @@ mod tests {
         let (state, _data) = state(RuntimeKind::Sandbox);
         let project = state.projects.create("p").unwrap();
         let events = vec![SessionEvent::Terminal { text: "x".into() }];
-        let err = report(&state, project.id.as_str(), events)
-            .await
-            .unwrap_err();
+        let err = report(&state, &project.id, events).await.unwrap_err();
         assert!(matches!(err, BrowserError::NotBrowserProject), "{err}");
-        let err = answers(&state, project.id.as_str()).await.unwrap_err();
+        let err = answers(&state, &project.id).await.unwrap_err();
         assert!(matches!(err, BrowserError::NotBrowserProject), "{err}");
     }
 
@@ -291,7 +291,7 @@ mod tests {
                 by_model: true,
             },
         ];
-        report(&state, project.id.as_str(), events).await.unwrap();
+        report(&state, &project.id, events).await.unwrap();
         let handle = state.open_projects.get(&project.id).unwrap();
         let (terminal, files) = handle
             .session
@@ -317,9 +317,7 @@ mod tests {
                 message: Message::user("m1", "hi"),
             },
         ];
-        let err = report(&state, project.id.as_str(), events)
-            .await
-            .unwrap_err();
+        let err = report(&state, &project.id, events).await.unwrap_err();
         assert!(err.to_string().contains("message_finished"), "{err}");
         let handle = state.open_projects.get(&project.id).unwrap();
         assert!(!handle.session.read(|s| s.terminal.contains("first")));
@@ -334,9 +332,7 @@ mod tests {
                 path: path.into(),
                 content: "x".into(),
             };
-            let err = mirror(&state, project.id.as_str(), change)
-                .await
-                .unwrap_err();
+            let err = mirror(&state, &project.id, change).await.unwrap_err();
             assert!(
                 matches!(err, BrowserError::Runtime(RuntimeError::InvalidPath { .. })),
                 "{path}: {err}"

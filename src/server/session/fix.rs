@@ -14,13 +14,12 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::project::ProjectHandle;
-use super::turn;
 use crate::runtime::build_result::{BuildResult, Stage};
 use crate::runtime::host::Runtime;
-use crate::runtime::session::{FixAttempt, Message, MessageStatus, SessionEvent, SessionState};
+use crate::runtime::project::ProjectId;
+use crate::runtime::session::{FixAttempt, MessageStatus, SessionState};
 use crate::server::config::FixConfig;
 use crate::server::llm::LlmService;
-use crate::server::llm::client::ChatMessage;
 use crate::server::llm::prompt::RuntimeDescription;
 use crate::server::state::AppState;
 
@@ -208,7 +207,7 @@ pub async fn try_again(cx: FixContext, alert_id: u64) -> Result<(), TryAgainErro
     if failures.is_empty() {
         return Err(TryAgainError::NotAStop(alert_id));
     }
-    if cx.project.conversation().streaming.is_some() {
+    if super::conversation::is_busy(&cx.project) {
         return Err(TryAgainError::Busy);
     }
     let cancel = take_over(&cx.project);
@@ -238,10 +237,10 @@ pub enum TryAgainError {
 /// The `try_fix_again` server function: [`try_again`] in `project`.
 pub async fn try_again_in(
     state: &AppState,
-    project: &str,
+    project: &ProjectId,
     alert_id: u64,
 ) -> Result<(), TryAgainError> {
-    let handle = super::api::open_in(state, project).await?;
+    let handle = super::api::open_project(state, project).await?;
     let cx = FixContext {
         project: handle,
         llm: Arc::clone(&state.llm),
@@ -400,37 +399,12 @@ async fn attempt_fix(
     tokens_so_far: u32,
 ) -> Option<String> {
     let text = fix_request(cx.project.runtime.as_ref(), failures).await;
-    let (user_id, history) = {
-        let mut conversation = cx.project.conversation();
-        if cancel.is_cancelled() || conversation.streaming.is_some() {
-            return None;
-        }
-        conversation.streaming = Some(cancel.clone());
-        let id = conversation.next_id();
-        let mut history = conversation.history.clone();
-        history.push(ChatMessage::user(text.clone()));
-        (id, history)
-    };
-    let mut message = Message::user(user_id, text.clone());
-    message.automatic = Some(FixAttempt {
+    let automatic = FixAttempt {
         attempt,
         max_attempts: cx.config.max_attempts,
         tokens_so_far,
-    });
-    cx.project.publish(SessionEvent::MessageAdded { message });
-    let answer = turn::new_answer(&cx.project, history, &text);
-    let answer_id = answer.message_id.clone();
-    turn::run(
-        Arc::clone(&cx.project),
-        Arc::clone(&cx.llm),
-        cx.description,
-        answer,
-        cancel.clone(),
-    )
-    .await;
-    cx.project.conversation().streaming = None;
-    crate::server::checkpoint::after_answer(&cx.project, &answer_id);
-    (!cancel.is_cancelled()).then_some(answer_id)
+    };
+    super::conversation::attempt(cx, cancel, &text, automatic).await
 }
 
 /// The alert that ends the loop.

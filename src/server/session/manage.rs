@@ -23,9 +23,7 @@ pub fn stop_in(handle: &ProjectHandle) {
     if let Some(fixing) = handle.conversation().fixing.take() {
         fixing.cancel();
     }
-    if let Some(cancel) = handle.conversation().streaming.clone() {
-        cancel.cancel();
-    }
+    handle.conversation().streaming.cancel();
     handle.runner.abort();
 }
 
@@ -113,7 +111,7 @@ pub async fn delete(state: &AppState, id: &ProjectId) -> Result<(), ApiError> {
 /// Waits (a while at most) for a stopped answer's task to finish.
 async fn wait_until_idle(handle: &ProjectHandle) {
     let deadline = tokio::time::Instant::now() + STOP_GRACE;
-    while handle.conversation().streaming.is_some() && tokio::time::Instant::now() < deadline {
+    while super::conversation::is_busy(handle) && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

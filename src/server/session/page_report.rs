@@ -13,8 +13,9 @@
 
 use std::str::FromStr;
 
-use super::api::{ApiError, open_in};
+use super::api::{ApiError, open_project};
 use crate::runtime::build_result::{BuildResult, Stage};
+use crate::runtime::project::ProjectId;
 use crate::server::state::AppState;
 
 /// Longest message kept, in bytes (the build result keeps less).
@@ -116,12 +117,12 @@ pub fn admit(existing: &[BuildResult], result: &BuildResult) -> Outcome {
 /// function; the request passed `access::guard`).
 pub async fn report(
     state: &AppState,
-    project: &str,
+    project: &ProjectId,
     kind: &str,
     message: &str,
 ) -> Result<Outcome, ReportError> {
     let result = build_result(kind, message)?;
-    let handle = open_in(state, project).await?;
+    let handle = open_project(state, project).await?;
     let outcome = handle.session.read(|s| admit(&s.build_results, &result));
     if outcome == Outcome::Recorded {
         tracing::info!(project = %handle.id, stage = ?result.stage, "the previewed page reported an error");

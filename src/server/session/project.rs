@@ -37,8 +37,9 @@ pub struct Conversation {
     /// The user message each assistant message answers, for Retry.
     pub asked: BTreeMap<String, String>,
     pub unfinished: Option<Unfinished>,
-    /// Set while an answer streams; cancelling it stops the answer.
-    pub streaming: Option<CancellationToken>,
+    /// Held while an answer streams; cancelling it stops the answer. Only
+    /// `conversation` sets or clears it.
+    pub streaming: super::conversation::Streaming,
     /// Set while the fix loop follows an answer; cancelling it ends the loop.
     pub fixing: Option<CancellationToken>,
     pub next_message: u64,

@@ -3,7 +3,7 @@
 
 use super::project_row;
 use crate::runtime::kind::RuntimeKind;
-use crate::runtime::project::{InvalidProjectId, ProjectId};
+use crate::runtime::project::ProjectId;
 use crate::server::llm::prompt::RuntimeDescription;
 use crate::server::projects::ProjectError;
 use crate::server::state::AppState;
@@ -11,8 +11,6 @@ use crate::server::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeChoiceError {
-    #[error(transparent)]
-    InvalidProject(#[from] InvalidProjectId),
     #[error(transparent)]
     Project(#[from] ProjectError),
     #[error(transparent)]
@@ -25,11 +23,10 @@ pub enum RuntimeChoiceError {
 /// is recorded with `[runtime] default`.
 pub async fn project_runtime(
     state: &AppState,
-    project: &str,
+    id: &ProjectId,
 ) -> Result<RuntimeKind, RuntimeChoiceError> {
-    let id = ProjectId::parse(project)?;
-    state.projects.get(&id)?;
-    stored_runtime(state, &id).await
+    state.projects.get(id)?;
+    stored_runtime(state, id).await
 }
 
 async fn stored_runtime(
@@ -53,17 +50,16 @@ async fn stored_runtime(
 /// its actions are running on the other one.
 pub async fn set_runtime(
     state: &AppState,
-    project: &str,
+    id: &ProjectId,
     runtime: RuntimeKind,
 ) -> Result<RuntimeKind, RuntimeChoiceError> {
-    let id = ProjectId::parse(project)?;
-    state.projects.get(&id)?;
-    if let Some(handle) = state.open_projects.get(&id)
-        && handle.conversation().streaming.is_some()
+    state.projects.get(id)?;
+    if let Some(handle) = state.open_projects.get(id)
+        && super::conversation::is_busy(&handle)
     {
         return Err(RuntimeChoiceError::Busy);
     }
-    state.store.ensure_project(&project_row(state, &id)).await?;
+    state.store.ensure_project(&project_row(state, id)).await?;
     state
         .store
         .set_project_runtime(id.as_str(), runtime.as_str())
@@ -85,7 +81,6 @@ pub async fn description(state: &AppState, id: &ProjectId) -> RuntimeDescription
 
 #[cfg(test)]
 mod tests {
-    use tokio_util::sync::CancellationToken;
 
     use super::*;
 
@@ -98,7 +93,7 @@ mod tests {
         for default in RuntimeKind::ALL {
             let (state, _data) = state(default);
             let project = state.projects.create("p").unwrap();
-            let got = project_runtime(&state, project.id.as_str()).await.unwrap();
+            let got = project_runtime(&state, &project.id).await.unwrap();
             assert_eq!(got, default);
             let row = state.store.project(project.id.as_str()).await.unwrap();
             assert_eq!(row.unwrap().runtime, default.as_str());
@@ -109,7 +104,7 @@ mod tests {
     async fn a_switched_runtime_is_stored_and_described_to_the_model() {
         let (state, _data) = state(RuntimeKind::Webcontainer);
         let project = state.projects.create("p").unwrap();
-        let id = project.id.as_str();
+        let id = &project.id;
         assert_eq!(
             description(&state, &project.id).await,
             RuntimeDescription::WebContainer
@@ -127,7 +122,7 @@ mod tests {
         // Another project keeps the default.
         let other = state.projects.create("q").unwrap();
         assert_eq!(
-            project_runtime(&state, other.id.as_str()).await.unwrap(),
+            project_runtime(&state, &other.id).await.unwrap(),
             RuntimeKind::Webcontainer
         );
     }
@@ -137,17 +132,17 @@ mod tests {
         let (state, _data) = state(RuntimeKind::Webcontainer);
         let project = state.projects.create("p").unwrap();
         let handle = state.open_projects.open(&state, &project.id).await;
-        handle.conversation().streaming = Some(CancellationToken::new());
-        let err = set_runtime(&state, project.id.as_str(), RuntimeKind::Sandbox)
+        crate::server::session::conversation::pretend_streaming(&handle, true);
+        let err = set_runtime(&state, &project.id, RuntimeKind::Sandbox)
             .await
             .unwrap_err();
         assert!(matches!(err, RuntimeChoiceError::Busy), "{err}");
         assert_eq!(
-            project_runtime(&state, project.id.as_str()).await.unwrap(),
+            project_runtime(&state, &project.id).await.unwrap(),
             RuntimeKind::Webcontainer
         );
-        handle.conversation().streaming = None;
-        set_runtime(&state, project.id.as_str(), RuntimeKind::Sandbox)
+        crate::server::session::conversation::pretend_streaming(&handle, false);
+        set_runtime(&state, &project.id, RuntimeKind::Sandbox)
             .await
             .unwrap();
     }
@@ -155,38 +150,32 @@ mod tests {
     #[tokio::test]
     async fn runtime_of_unknown_project_is_not_found() {
         let (state, _data) = state(RuntimeKind::Sandbox);
-        let err = project_runtime(&state, "nosuchproject").await.unwrap_err();
-        assert!(matches!(err, RuntimeChoiceError::Project(_)), "{err}");
-        let err = set_runtime(&state, "nosuchproject", RuntimeKind::Sandbox)
+        let err = project_runtime(&state, &ProjectId::parse("nosuchproject").unwrap())
             .await
             .unwrap_err();
         assert!(matches!(err, RuntimeChoiceError::Project(_)), "{err}");
-    }
-
-    #[tokio::test]
-    async fn runtime_of_invalid_project_id_is_refused() {
-        let (state, _data) = state(RuntimeKind::Sandbox);
-        for bad in ["", "../etc", "UPPER"] {
-            let err = project_runtime(&state, bad).await.unwrap_err();
-            assert!(
-                matches!(err, RuntimeChoiceError::InvalidProject(_)),
-                "{bad}: {err}"
-            );
-        }
+        let err = set_runtime(
+            &state,
+            &ProjectId::parse("nosuchproject").unwrap(),
+            RuntimeKind::Sandbox,
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(err, RuntimeChoiceError::Project(_)), "{err}");
     }
 
     #[tokio::test]
     async fn an_unknown_stored_runtime_falls_back_to_the_default() {
         let (state, _data) = state(RuntimeKind::Webcontainer);
         let project = state.projects.create("p").unwrap();
-        project_runtime(&state, project.id.as_str()).await.unwrap();
+        project_runtime(&state, &project.id).await.unwrap();
         state
             .store
             .set_project_runtime(project.id.as_str(), "docker")
             .await
             .unwrap();
         assert_eq!(
-            project_runtime(&state, project.id.as_str()).await.unwrap(),
+            project_runtime(&state, &project.id).await.unwrap(),
             RuntimeKind::Webcontainer
         );
     }

@@ -260,6 +260,7 @@ async fn try_again_on_an_alert_that_is_no_stop_alert_is_refused() {
         .await;
     assert_eq!(status, 500, "{body}");
     assert!(body.contains("not the fix loop's stop alert"), "{body}");
+    assert!(body.contains(r#""code":"invalid""#), "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -137,6 +137,7 @@ async fn a_page_error_of_an_unknown_kind_is_refused() {
         .await;
     assert_eq!(status, 500, "{body}");
     assert!(body.contains("not a kind of page error"), "{body}");
+    assert!(body.contains(r#""code":"invalid""#), "{body}");
     let (status, body) = ide
         .call(
             "report_page_error",
@@ -145,4 +146,5 @@ async fn a_page_error_of_an_unknown_kind_is_refused() {
         .await;
     assert_eq!(status, 500, "{body}");
     assert!(body.contains("no message"), "{body}");
+    assert!(body.contains(r#""code":"invalid""#), "{body}");
 }

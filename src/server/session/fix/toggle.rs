@@ -6,9 +6,10 @@
 use serde_json::json;
 
 use super::FixContext;
+use crate::runtime::project::ProjectId;
 use crate::runtime::session::SessionEvent;
 use crate::server::llm::store::{SettingsStore, StoreError};
-use crate::server::session::api::{ApiError, open_in};
+use crate::server::session::api::{ApiError, open_project};
 use crate::server::state::AppState;
 
 /// The section of `settings.json`.
@@ -39,8 +40,12 @@ pub fn is_on(cx: &FixContext) -> bool {
 }
 
 /// The project's own choice (the chat's switch).
-pub async fn set_project(state: &AppState, project: &str, enabled: bool) -> Result<(), ApiError> {
-    let handle = open_in(state, project).await?;
+pub async fn set_project(
+    state: &AppState,
+    project: &ProjectId,
+    enabled: bool,
+) -> Result<(), ApiError> {
+    let handle = open_project(state, project).await?;
     handle.publish(SessionEvent::AutoFix { enabled });
     Ok(())
 }

@@ -1,0 +1,288 @@
+//! The one owner of a project's answers. Starting one (the person's
+//! message, Continue, Retry, an automatic fix attempt) claims the project's
+//! streaming slot, records the user's message, runs the answer (Build or
+//! Agent; `turn` relays it to the browser when the project runs there) and
+//! its after-work (the checkpoint, the fix loop's follow-up), and frees the
+//! slot. The slot is claimed before anything is recorded, so of two
+//! messages sent at once exactly one is answered and the other is refused
+//! as busy, leaving no trace. Only this module sets or clears the slot
+//! ([`Streaming`] cannot be built or changed anywhere else).
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::agent::{self, AgentContext};
+use super::api::ApiError;
+use super::fix::{self, FixContext};
+use super::project::ProjectHandle;
+use super::turn::{self, Answer};
+use crate::runtime::session::{FixAttempt, Message, MessageStatus, Mode, Role, SessionEvent};
+use crate::server::llm::client::ChatMessage;
+use crate::server::state::AppState;
+use crate::server::store::MessageRow;
+
+/// The cancel token of the answer that streams, if one does.
+#[derive(Default)]
+pub struct Streaming(Option<CancellationToken>);
+
+impl Streaming {
+    pub fn is_active(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Stops the streaming answer; its task frees the slot as it ends.
+    pub fn cancel(&self) {
+        if let Some(cancel) = &self.0 {
+            cancel.cancel();
+        }
+    }
+}
+
+/// Whether an answer streams in the project.
+pub fn is_busy(handle: &ProjectHandle) -> bool {
+    handle.conversation().streaming.is_active()
+}
+
+/// Stops the streaming answer and frees the slot at once (the server is
+/// shutting down and will not wait for the answer's task).
+pub fn end_for_shutdown(handle: &ProjectHandle) {
+    if let Some(cancel) = handle.conversation().streaming.0.take() {
+        cancel.cancel();
+    }
+}
+
+/// The ids of the user's message and of the answer that started.
+pub struct Sent {
+    pub user_message_id: String,
+    pub assistant_message_id: String,
+}
+
+/// The person's message `text` (already trimmed and not empty) and its
+/// answer, on a task of its own. Takes over from the fix loop.
+pub async fn send(
+    state: &AppState,
+    handle: &Arc<ProjectHandle>,
+    text: &str,
+) -> Result<Sent, ApiError> {
+    let cancel = claim(handle)?;
+    stop_fixing(handle);
+    crate::server::checkpoint::before_message(handle).await;
+    drop_unfinished(handle);
+    let (user_message_id, history) = record_user(handle, text, None);
+    let answer = turn::new_answer(handle, history, text);
+    let sent = Sent {
+        user_message_id,
+        assistant_message_id: answer.message_id.clone(),
+    };
+    spawn(state, handle, answer, cancel);
+    Ok(sent)
+}
+
+/// Continues the interrupted answer `message_id` where it stopped.
+pub fn continue_answer(
+    state: &AppState,
+    handle: &Arc<ProjectHandle>,
+    message_id: &str,
+) -> Result<(), ApiError> {
+    let cancel = claim(handle)?;
+    let unfinished = {
+        let mut conversation = handle.conversation();
+        match conversation.unfinished.take() {
+            Some(u) if u.message_id == message_id => Some(u),
+            other => {
+                conversation.unfinished = other;
+                None
+            }
+        }
+    };
+    let Some(unfinished) = unfinished else {
+        release(handle);
+        return Err(ApiError::NotContinuable(message_id.to_owned()));
+    };
+    handle.runner.begin_turn();
+    handle.publish(SessionEvent::MessageResumed {
+        message_id: message_id.to_owned(),
+    });
+    let answer = Answer {
+        message_id: unfinished.message_id,
+        parser: unfinished.parser,
+        text: unfinished.text,
+        history: unfinished.history,
+    };
+    spawn(state, handle, answer, cancel);
+    Ok(())
+}
+
+/// Asks again what the answer `message_id` answered, as a new answer.
+pub async fn retry(
+    state: &AppState,
+    handle: &Arc<ProjectHandle>,
+    message_id: &str,
+) -> Result<(), ApiError> {
+    let asked = handle.conversation().asked.get(message_id).cloned();
+    let Some(asked) = asked else {
+        return Err(ApiError::NotRetryable(message_id.to_owned()));
+    };
+    let cancel = claim(handle)?;
+    crate::server::checkpoint::before_message(handle).await;
+    drop_unfinished(handle);
+    let mut history = handle.conversation().history.clone();
+    history.push(ChatMessage::user(asked.clone()));
+    let answer = turn::new_answer(handle, history, &asked);
+    spawn(state, handle, answer, cancel);
+    Ok(())
+}
+
+/// One automatic attempt of the fix loop: its message `text` and the
+/// answer, run to its end here. The answer's id, or `None` when the person
+/// took over (Stop, or an answer of their own was streaming).
+pub async fn attempt(
+    cx: &FixContext,
+    cancel: &CancellationToken,
+    text: &str,
+    automatic: FixAttempt,
+) -> Option<String> {
+    if cancel.is_cancelled() || claim_with(&cx.project, cancel).is_err() {
+        return None;
+    }
+    let (_, history) = record_user(&cx.project, text, Some(automatic));
+    let answer = turn::new_answer(&cx.project, history, text);
+    let answer_id = answer.message_id.clone();
+    let (llm, project) = (Arc::clone(&cx.llm), Arc::clone(&cx.project));
+    turn::run(project, llm, cx.description, answer, cancel.clone()).await;
+    finish(&cx.project, &answer_id);
+    (!cancel.is_cancelled()).then_some(answer_id)
+}
+
+/// Claims the slot for a new answer, with a token of its own.
+fn claim(handle: &ProjectHandle) -> Result<CancellationToken, ApiError> {
+    let cancel = CancellationToken::new();
+    claim_with(handle, &cancel)?;
+    Ok(cancel)
+}
+
+fn claim_with(handle: &ProjectHandle, cancel: &CancellationToken) -> Result<(), ApiError> {
+    let mut conversation = handle.conversation();
+    if conversation.streaming.is_active() {
+        return Err(ApiError::Busy);
+    }
+    conversation.streaming = Streaming(Some(cancel.clone()));
+    Ok(())
+}
+
+/// Frees the slot: the one place an answer's end is marked.
+fn release(handle: &ProjectHandle) {
+    handle.conversation().streaming = Streaming(None);
+}
+
+/// An answer's end: the slot is free and its checkpoint follows its actions.
+fn finish(handle: &Arc<ProjectHandle>, message_id: &str) {
+    release(handle);
+    crate::server::checkpoint::after_answer(handle, message_id);
+}
+
+/// Records the user's message `text` and returns its id and the history to
+/// ask with. The person's messages are stored; automatic ones are published
+/// only, as they always were.
+fn record_user(
+    handle: &ProjectHandle,
+    text: &str,
+    automatic: Option<FixAttempt>,
+) -> (String, Vec<ChatMessage>) {
+    let (id, history) = {
+        let mut conversation = handle.conversation();
+        let id = conversation.next_id();
+        let mut history = conversation.history.clone();
+        history.push(ChatMessage::user(text.to_owned()));
+        (id, history)
+    };
+    if automatic.is_none() {
+        handle.session.save_message(MessageRow {
+            id: id.clone(),
+            role: Role::User,
+            text: text.to_owned(),
+            asked: None,
+            model: None,
+            usage: None,
+            finish_reason: None,
+            status: MessageStatus::Complete,
+        });
+    }
+    let mut message = Message::user(id.clone(), text.to_owned());
+    message.automatic = automatic;
+    handle.publish(SessionEvent::MessageAdded { message });
+    (id, history)
+}
+
+/// Runs `answer` (which holds the slot with `cancel`) on a task of its own:
+/// in Agent mode the agent's loop, else a Build answer followed by the fix
+/// loop.
+fn spawn(state: &AppState, handle: &Arc<ProjectHandle>, answer: Answer, cancel: CancellationToken) {
+    let handle = Arc::clone(handle);
+    let state = state.clone();
+    let since = fix::mark(&handle);
+    // A continued answer (text so far) is always a Build answer.
+    let agent_mode =
+        agent::mode(&handle, &state.config.agent) == Mode::Agent && answer.text.is_empty();
+    tokio::spawn(async move {
+        // The prompt describes the runtime this project runs on.
+        let description = super::runtime_choice::description(&state, &handle.id).await;
+        let llm = Arc::clone(&state.llm);
+        let message_id = answer.message_id.clone();
+        if agent_mode {
+            let cx = AgentContext {
+                project: Arc::clone(&handle),
+                llm,
+                description,
+                config: state.config.agent.clone(),
+            };
+            agent::run(cx, answer, cancel).await;
+            finish(&handle, &message_id);
+            return;
+        }
+        turn::run(
+            Arc::clone(&handle),
+            Arc::clone(&llm),
+            description,
+            answer,
+            cancel,
+        )
+        .await;
+        finish(&handle, &message_id);
+        let fix = FixContext {
+            project: Arc::clone(&handle),
+            llm,
+            description,
+            config: state.config.fix.clone(),
+        };
+        fix::follow(fix, message_id, since).await;
+    });
+}
+
+/// Ends the fix loop, if one follows the last answer: the person's message
+/// takes over from automatic attempts.
+fn stop_fixing(handle: &ProjectHandle) {
+    if let Some(fixing) = handle.conversation().fixing.take() {
+        fixing.cancel();
+    }
+}
+
+/// Ends an interrupted answer that will not be continued, so its open
+/// action is reported as cut off.
+fn drop_unfinished(handle: &ProjectHandle) {
+    let unfinished = handle.conversation().unfinished.take();
+    if let Some(unfinished) = unfinished {
+        turn::close_parser(handle, &unfinished.message_id, unfinished.parser);
+    }
+}
+
+/// Holds or frees the slot as if an answer streamed, for tests of what an
+/// answer in progress refuses.
+#[cfg(test)]
+pub fn pretend_streaming(handle: &ProjectHandle, streaming: bool) {
+    handle.conversation().streaming = Streaming(streaming.then(CancellationToken::new));
+}
+
+#[cfg(test)]
+mod tests;

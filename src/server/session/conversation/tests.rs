@@ -1,0 +1,71 @@
+//! The streaming slot's rules, on a real project without a model: a
+//! refused start leaves the slot as it found it.
+
+use super::*;
+
+async fn project() -> (AppState, Arc<ProjectHandle>, tempfile::TempDir) {
+    let (state, data) = crate::server::state::for_tests(|_| {});
+    let row = state.projects.create("p").unwrap();
+    let handle = state.open_projects.open(&state, &row.id).await;
+    (state, handle, data)
+}
+
+#[tokio::test]
+async fn a_second_claim_while_one_holds_the_slot_is_busy() {
+    let (_state, handle, _data) = project().await;
+    let first = claim(&handle).unwrap();
+    assert!(is_busy(&handle));
+    assert!(matches!(claim(&handle), Err(ApiError::Busy)));
+    handle.conversation().streaming.cancel();
+    assert!(first.is_cancelled(), "cancel reaches the holder's token");
+    release(&handle);
+    assert!(!is_busy(&handle));
+    claim(&handle).unwrap();
+}
+
+#[tokio::test]
+async fn send_while_an_answer_streams_is_busy_and_records_nothing() {
+    let (state, handle, _data) = project().await;
+    pretend_streaming(&handle, true);
+    let refused = send(&state, &handle, "hello").await;
+    assert!(matches!(refused, Err(ApiError::Busy)));
+    assert!(handle.session.read(|s| s.messages.is_empty()));
+    assert!(handle.conversation().history.is_empty());
+}
+
+#[tokio::test]
+async fn continue_of_a_message_that_was_not_interrupted_is_refused_and_frees_the_slot() {
+    let (state, handle, _data) = project().await;
+    let refused = continue_answer(&state, &handle, "m2");
+    assert!(matches!(refused, Err(ApiError::NotContinuable(id)) if id == "m2"));
+    assert!(!is_busy(&handle));
+}
+
+#[tokio::test]
+async fn retry_of_a_message_that_is_no_answer_is_refused_and_leaves_the_slot_free() {
+    let (state, handle, _data) = project().await;
+    let refused = retry(&state, &handle, "m1").await;
+    assert!(matches!(refused, Err(ApiError::NotRetryable(id)) if id == "m1"));
+    assert!(!is_busy(&handle));
+}
+
+#[tokio::test]
+async fn an_automatic_attempt_after_stop_records_nothing() {
+    let (state, handle, _data) = project().await;
+    let cx = FixContext {
+        project: Arc::clone(&handle),
+        llm: Arc::clone(&state.llm),
+        description: crate::server::llm::prompt::RuntimeDescription::from_config(&state.config),
+        config: state.config.fix.clone(),
+    };
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let automatic = FixAttempt {
+        attempt: 1,
+        max_attempts: 3,
+        tokens_so_far: 0,
+    };
+    assert_eq!(attempt(&cx, &cancel, "fix it", automatic).await, None);
+    assert!(!is_busy(&handle));
+    assert!(handle.session.read(|s| s.messages.is_empty()));
+}
