@@ -21,6 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 const MODEL: &str = "rivet-replay";
 
+mod window;
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/transcripts")
 }

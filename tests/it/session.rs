@@ -17,6 +17,7 @@ use super::llm::Mock;
 mod context;
 mod fix;
 mod page_error;
+mod window;
 
 /// Long enough for `npm install` from the registry and a Vite start.
 const RUN_TIMEOUT: Duration = Duration::from_secs(240);
