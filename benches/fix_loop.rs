@@ -132,7 +132,13 @@ impl Ide {
     async fn works(&self, url: &str) -> bool {
         let page = self.http.get(url).send().await;
         let Ok(page) = page else { return false };
-        if page.status() != 200 || !page.text().await.unwrap_or_default().contains("id=\"root\"") {
+        if page.status() != 200
+            || !page
+                .text()
+                .await
+                .unwrap_or_default()
+                .contains("id=\"root\"")
+        {
             return false;
         }
         let module = self.http.get(format!("{url}src/App.jsx")).send().await;
@@ -166,6 +172,30 @@ fn attempt_tokens(state: &SessionState) -> u32 {
         .sum()
 }
 
+/// Follows the feed until the automatic attempt's answer has ended (its
+/// usage comes with its end).
+async fn attempt_over(
+    feed: &mut mpsc::UnboundedReceiver<Envelope>,
+    state: &mut SessionState,
+    deadline: Instant,
+) {
+    let answered = |s: &SessionState| {
+        automatic(s).is_some_and(|first| {
+            s.messages[first..]
+                .iter()
+                .any(|m| m.role == Role::Assistant && m.status.is_final())
+        })
+    };
+    while !answered(state) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let envelope = tokio::time::timeout(left, feed.recv())
+            .await
+            .expect("the attempt's answer ends")
+            .expect("the feed goes on");
+        state.apply(&envelope.event);
+    }
+}
+
 async fn measure(base_url: &str, fixture: &Fixture) -> Figures {
     let ide = Ide::start(base_url).await;
     let project = ide.new_project().await;
@@ -195,10 +225,16 @@ async fn measure(base_url: &str, fixture: &Fixture) -> Figures {
                 && automatic(&state).is_some()
                 && ide.works(&url).await
             {
+                let seconds = failure.elapsed().as_secs_f64();
+                attempt_over(&mut feed, &mut state, deadline).await;
                 return Figures {
-                    seconds: failure.elapsed().as_secs_f64(),
+                    seconds,
                     tokens: attempt_tokens(&state),
-                    attempts: state.messages.iter().filter(|m| m.automatic.is_some()).count(),
+                    attempts: state
+                        .messages
+                        .iter()
+                        .filter(|m| m.automatic.is_some())
+                        .count(),
                 };
             }
         }
@@ -224,7 +260,7 @@ fn main() {
         for fixture in FIXTURES {
             let figures = measure(&mock.base_url(), fixture).await;
             println!(
-                "| {} | {:.1} s | {} | {} |",
+                "| {} | {:.2} s | {} | {} |",
                 fixture.name, figures.seconds, figures.tokens, figures.attempts
             );
         }

@@ -159,7 +159,11 @@ pub struct TooLong {
 /// The system prompt for `question`, its project files cut to what the
 /// window leaves (`budget::fit::fit_system`); an error when even the
 /// question and the prompt without files are over the window.
-pub fn fitted_system(ctx: &PromptContext, question: &str, window: Window) -> Result<String, TooLong> {
+pub fn fitted_system(
+    ctx: &PromptContext,
+    question: &str,
+    window: Window,
+) -> Result<String, TooLong> {
     let limit = window.prompt_limit();
     let others = PER_MESSAGE + estimate_text(question);
     let system = fit_system(limit, others, |budget| {

@@ -19,7 +19,10 @@ async fn a_window_reported_by_the_models_list_wins_over_the_configured_one() {
     let llm = mock.llm();
     let window = service.context_window(&llm).await;
     assert_eq!(window.context_tokens, 8192);
-    assert_eq!(window.answer_tokens, 2048, "a quarter of the reported window");
+    assert_eq!(
+        window.answer_tokens, 2048,
+        "a quarter of the reported window"
+    );
     // It wins over a preset's provider-wide figure too.
     let mut preset = llm.clone();
     preset.provider = "openai".into();
@@ -38,7 +41,11 @@ async fn a_models_list_failure_falls_back_to_the_preset_then_the_configuration()
     assert_eq!(service.context_window(&preset).await.context_tokens, 65_536);
     // The chat itself is not affected.
     let (outcome, _) = ask(&llm, request("hello")).await;
-    assert!(matches!(outcome.result, Ok(FinishReason::Stop)), "{:?}", outcome.result);
+    assert!(
+        matches!(outcome.result, Ok(FinishReason::Stop)),
+        "{:?}",
+        outcome.result
+    );
 }
 
 #[tokio::test]
@@ -79,5 +86,9 @@ async fn ask_cuts_the_project_files_to_the_reported_window() {
     let log = mock.log().await;
     assert_eq!(log.len(), 1);
     assert_eq!(log[0]["status"], 200);
-    assert!(log[0]["prompt_estimate"].as_u64().unwrap() <= 4096, "{}", log[0]);
+    assert!(
+        log[0]["prompt_estimate"].as_u64().unwrap() <= 4096,
+        "{}",
+        log[0]
+    );
 }

@@ -44,7 +44,12 @@ async fn a_model_reporting_8k_gets_8k_requests_though_the_configuration_says_128
     }
     let state = &feed.state;
     for answer in state.messages.iter().filter(|m| m.role == Role::Assistant) {
-        assert_eq!(answer.status, MessageStatus::Complete, "{:#?}", summary(state));
+        assert_eq!(
+            answer.status,
+            MessageStatus::Complete,
+            "{:#?}",
+            summary(state)
+        );
         let context = answer.context.expect("each answer says its context");
         assert_eq!(context.window, 8192);
         assert!(context.used <= 8192, "{context:?}");
@@ -53,6 +58,9 @@ async fn a_model_reporting_8k_gets_8k_requests_though_the_configuration_says_128
     assert!(log.len() >= 3);
     for entry in &log {
         assert_eq!(entry["status"], 200, "{entry}");
-        assert!(entry["prompt_estimate"].as_u64().unwrap() <= 8192, "{entry}");
+        assert!(
+            entry["prompt_estimate"].as_u64().unwrap() <= 8192,
+            "{entry}"
+        );
     }
 }

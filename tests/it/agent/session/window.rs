@@ -43,12 +43,18 @@ async fn an_agent_run_fits_a_small_window_by_leaving_out_old_results_and_finishe
     let message = feed.finished().await;
     let log = mock.log().await;
     assert_eq!(message.status, MessageStatus::Complete, "{log:#?}");
-    assert_eq!(message.agent.as_ref().unwrap().end.as_deref(), Some("Done."));
+    assert_eq!(
+        message.agent.as_ref().unwrap().end.as_deref(),
+        Some("Done.")
+    );
     assert!(message.text().contains("Both files are written and read."));
     assert_eq!(log.len(), 5, "{log:#?}");
     for entry in &log {
         assert_eq!(entry["status"], 200, "{entry}");
-        assert!(entry["prompt_estimate"].as_u64().unwrap() <= 4096, "{entry}");
+        assert!(
+            entry["prompt_estimate"].as_u64().unwrap() <= 4096,
+            "{entry}"
+        );
     }
     // The whole history would not have fitted: the last request left the
     // first write's arguments or results out.

@@ -81,7 +81,12 @@ fn the_earlier_conversation_then_old_steps_go_when_placeholders_are_not_enough()
     // Every result still answers a call that is sent.
     for result in fitted.iter().filter(|m| m.role == Role::Tool) {
         let id = result.tool_call_id.as_deref().unwrap();
-        assert!(fitted.iter().flat_map(|m| &m.tool_calls).any(|c| c.id == id));
+        assert!(
+            fitted
+                .iter()
+                .flat_map(|m| &m.tool_calls)
+                .any(|c| c.id == id)
+        );
     }
 }
 
@@ -91,7 +96,10 @@ fn older_arguments_are_left_out_when_results_are_not_enough() {
     let big = format!(r#"{{"path":"a.js","content":"{}"}}"#, "x".repeat(4000));
     for n in 0..3 {
         let id = format!("w{n}");
-        messages.push(ChatMessage::assistant_calls("", vec![call(&id, "write_file", &big)]));
+        messages.push(ChatMessage::assistant_calls(
+            "",
+            vec![call(&id, "write_file", &big)],
+        ));
         messages.push(ChatMessage::tool(&id, "Wrote a.js"));
     }
     let room = messages_tokens(&messages) - 1500;
@@ -99,13 +107,19 @@ fn older_arguments_are_left_out_when_results_are_not_enough() {
     assert!(messages_tokens(&fitted) <= room);
     assert_eq!(fitted.len(), messages.len());
     assert_eq!(fitted[1].tool_calls[0].arguments, ARGUMENTS_OMITTED);
-    assert_eq!(fitted[5].tool_calls[0].arguments, big, "the latest call is whole");
+    assert_eq!(
+        fitted[5].tool_calls[0].arguments, big,
+        "the latest call is whole"
+    );
 }
 
 #[test]
 fn a_latest_result_larger_than_the_window_is_cut() {
     let mut messages = run(1);
-    messages.push(ChatMessage::assistant_calls("", vec![call("big", "read_file", "{}")]));
+    messages.push(ChatMessage::assistant_calls(
+        "",
+        vec![call("big", "read_file", "{}")],
+    ));
     messages.push(ChatMessage::tool("big", "y".repeat(40_000)));
     let fitted = fit_steps(&messages, 2000);
     assert!(messages_tokens(&fitted) <= 2000);
