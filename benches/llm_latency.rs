@@ -63,6 +63,7 @@ async fn run(streams: usize, delay: Duration, text: &str) -> Figures {
         api_key: None,
         on_chunk: Some(observer),
         context_limit: None,
+        models_answer: Default::default(),
     };
     let server = MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
         .await
@@ -126,6 +127,7 @@ async fn stop_to_close(text: &str) -> Duration {
         api_key: None,
         on_chunk: None,
         context_limit: None,
+        models_answer: Default::default(),
     };
     let server = MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
         .await

@@ -22,6 +22,7 @@ pub mod ask;
 pub mod budget;
 pub mod client;
 pub mod mock;
+pub mod model_window;
 pub mod prompt;
 pub mod provider;
 pub mod secret;

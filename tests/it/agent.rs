@@ -10,6 +10,7 @@ use rivet::runtime::project::ProjectId;
 use rivet::server::agent::run::{Agent, AgentEnd, AgentSettings, AutoApprove, LlmModel};
 use rivet::server::agent::tools::ToolContext;
 use rivet::server::config::{Config, NetworkMode};
+use rivet::server::llm::budget::fit::Window;
 use rivet::server::llm::{ChatMessage, ResolvedLlm};
 use rivet::server::sandbox::{Isolation, SandboxManager, SandboxSettings};
 use serde_json::json;
@@ -70,6 +71,7 @@ async fn the_agent_builds_and_starts_a_small_app_through_the_scripted_provider()
     let model = LlmModel {
         llm: ResolvedLlm::custom(&mock.base_url(), "agent-model", None),
         system: "You build apps with tools.".to_owned(),
+        window: Window::new(32_768, None),
         cancel,
     };
     let agent = Agent {
@@ -139,6 +141,7 @@ async fn a_real_model_round_trips_a_tool_call() {
     let model = LlmModel {
         llm: ResolvedLlm::custom(&url, &model, key),
         system: "You answer questions about the project's files with the tools.".to_owned(),
+        window: Window::new(32_768, None),
         cancel,
     };
     let agent = Agent {

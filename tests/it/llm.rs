@@ -21,6 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 const MODEL: &str = "rivet-replay";
 
+mod window;
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/transcripts")
 }
@@ -906,10 +908,12 @@ async fn an_environment_key_goes_only_to_the_url_configured_with_it() {
     ];
     let (code, _, stderr) = run(configured.clone(), vec!["hello".into()]).await.unwrap();
     assert!(code == 1 && stderr.contains("refused"), "{stderr}");
-    assert_eq!(own.take(), [Some("Bearer k-env-secret".to_owned())]);
+    // The model list (for the model's context window), then the chat.
+    let key = Some("Bearer k-env-secret".to_owned());
+    assert_eq!(own.take(), [key.clone(), key]);
 
     // Asked without a key; OpenAI, which needs one, is not asked at all.
-    for (provider, requests) in [(None, 1), (Some("custom"), 1), (Some("openai"), 0)] {
+    for (provider, requests) in [(None, 2), (Some("custom"), 2), (Some("openai"), 0)] {
         let mut args: Vec<String> = ["--base-url", &any_url, "--model", "m", "hello"]
             .map(str::to_owned)
             .into();

@@ -18,6 +18,7 @@ mod context;
 mod fix;
 mod page_error;
 mod typed_calls;
+mod window;
 
 /// Long enough for `npm install` from the registry and a Vite start.
 const RUN_TIMEOUT: Duration = Duration::from_secs(240);

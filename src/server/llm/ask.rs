@@ -18,6 +18,8 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use super::budget::fit::{Window, fit_system};
+use super::budget::{PER_MESSAGE, estimate_text};
 use super::client::{ChatMessage, ChatRequest, chat};
 use super::prompt::{ProjectFile, PromptContext, RuntimeDescription, system_prompt};
 use super::service::LlmService;
@@ -83,15 +85,23 @@ pub async fn run(args: AskArgs, config: Config) -> anyhow::Result<ExitCode> {
         Some(dir) => read_project(dir)?,
         None => Vec::new(),
     };
-    let system = system_prompt(&PromptContext {
+    let ctx = PromptContext {
         runtime: RuntimeDescription::from_config(&config),
         files,
         user_edits: Vec::new(),
         token_budget: PROJECT_BUDGET,
         relevant: Vec::new(),
         summary: None,
-    });
-    let request = ChatRequest::new(system, vec![ChatMessage::user(args.prompt.join(" "))]);
+    };
+    let question = args.prompt.join(" ");
+    let system = match fitted_system(&ctx, &question, service.context_window(&llm).await) {
+        Ok(system) => system,
+        Err(e) => {
+            eprintln!("rivet: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let request = ChatRequest::new(system, vec![ChatMessage::user(question)]);
     let cancel = CancellationToken::new();
     tokio::spawn({
         let cancel = cancel.clone();
@@ -131,6 +141,46 @@ pub async fn run(args: AskArgs, config: Config) -> anyhow::Result<ExitCode> {
         Err(LlmError::Cancelled) => ExitCode::from(INTERRUPTED),
         Err(_) => ExitCode::FAILURE,
     })
+}
+
+/// A question that cannot fit the model's context window.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error(
+    "the question does not fit the model's context window: the request would be about \
+     {needed} tokens, and the window of {window} tokens leaves {limit} beside the answer's \
+     room; shorten the question (or set [llm] context_tokens if the window is larger)"
+)]
+pub struct TooLong {
+    pub needed: u32,
+    pub limit: u32,
+    pub window: u32,
+}
+
+/// The system prompt for `question`, its project files cut to what the
+/// window leaves (`budget::fit::fit_system`); an error when even the
+/// question and the prompt without files are over the window.
+pub fn fitted_system(
+    ctx: &PromptContext,
+    question: &str,
+    window: Window,
+) -> Result<String, TooLong> {
+    let limit = window.prompt_limit();
+    let others = PER_MESSAGE + estimate_text(question);
+    let system = fit_system(limit, others, |budget| {
+        system_prompt(&PromptContext {
+            token_budget: budget.min(PROJECT_BUDGET),
+            ..ctx.clone()
+        })
+    });
+    let needed = others + PER_MESSAGE + estimate_text(&system);
+    if needed > limit {
+        return Err(TooLong {
+            needed,
+            limit,
+            window: window.context_tokens,
+        });
+    }
+    Ok(system)
 }
 
 /// The message id given to the parser, as `rivet parse` does by default.
@@ -229,4 +279,46 @@ fn read_project(root: &Path) -> anyhow::Result<Vec<ProjectFile>> {
         }
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(content_bytes: usize) -> PromptContext {
+        PromptContext {
+            runtime: RuntimeDescription::from_config(&Config::defaults()),
+            files: vec![ProjectFile {
+                path: "src/big.js".into(),
+                content: format!("// {}\n", "x".repeat(content_bytes)),
+            }],
+            user_edits: Vec::new(),
+            token_budget: PROJECT_BUDGET,
+            relevant: Vec::new(),
+            summary: None,
+        }
+    }
+
+    #[test]
+    fn a_question_over_the_window_is_refused() {
+        let window = Window::new(4096, None);
+        let error = fitted_system(&project(10), &"why ".repeat(4000), window).unwrap_err();
+        assert_eq!(error.window, 4096);
+        assert_eq!(error.limit, window.prompt_limit());
+        assert!(error.needed > error.limit);
+        assert!(error.to_string().contains("does not fit"), "{error}");
+    }
+
+    #[test]
+    fn project_files_are_cut_to_what_the_window_leaves() {
+        let window = Window::new(4096, None);
+        let question = "build a todo app";
+        let system = fitted_system(&project(40_000), question, window).unwrap();
+        let needed = 2 * PER_MESSAGE + estimate_text(&system) + estimate_text(question);
+        assert!(needed <= window.prompt_limit(), "{needed}");
+        assert!(!system.contains(&"x".repeat(40_000)));
+        // A large window takes the file whole.
+        let whole = fitted_system(&project(4000), question, Window::new(128_000, None)).unwrap();
+        assert!(whole.contains(&"x".repeat(4000)));
+    }
 }

@@ -8,6 +8,7 @@
 use serde_json::Value;
 
 pub mod fit;
+pub mod steps;
 
 /// Bytes per token of the estimate.
 pub const BYTES_PER_TOKEN: usize = 4;

@@ -51,6 +51,18 @@ pub struct MockConfig {
     /// (`budget::estimate_request`) above this many tokens is refused with
     /// the usual 400 `context_length_exceeded`.
     pub context_limit: Option<u32>,
+    /// What `/v1/models` says beyond the model names.
+    pub models_answer: ModelsAnswer,
+}
+
+/// How the scripted provider answers `/v1/models`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModelsAnswer {
+    /// Reported as each model's `context_length`, as OpenRouter and LM
+    /// Studio do.
+    pub context_length: Option<u32>,
+    /// Answer with this HTTP status and an error body instead of the list.
+    pub status: Option<u16>,
 }
 
 impl MockConfig {
@@ -64,6 +76,7 @@ impl MockConfig {
             api_key: None,
             on_chunk: None,
             context_limit: None,
+            models_answer: ModelsAnswer::default(),
         }
     }
 }
@@ -208,6 +221,14 @@ pub struct MockArgs {
     /// window would.
     #[arg(long)]
     pub context_limit: Option<u32>,
+    /// Report this context length for every model in `/v1/models`
+    /// (`context_length`, as OpenRouter and LM Studio do).
+    #[arg(long)]
+    pub context_length: Option<u32>,
+    /// Answer `/v1/models` with this HTTP status (an error) instead of the
+    /// list.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(100..=599))]
+    pub models_status: Option<u16>,
 }
 
 pub async fn run(args: MockArgs) -> anyhow::Result<()> {
@@ -223,6 +244,10 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
         api_key: args.api_key,
         on_chunk: None,
         context_limit: args.context_limit,
+        models_answer: ModelsAnswer {
+            context_length: args.context_length,
+            status: args.models_status,
+        },
     };
     let count = config.transcripts.len();
     let server = MockServer::start(config, SocketAddr::new(args.host, args.port)).await?;
@@ -236,14 +261,25 @@ pub async fn run(args: MockArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn models(State(state): State<Arc<MockState>>) -> Json<Value> {
+async fn models(State(state): State<Arc<MockState>>) -> Response {
+    let answer = state.config.models_answer;
+    if let Some(status) = answer.status {
+        let message = format!("scripted fault: status {status}");
+        return error_response(status, &message, "models_unavailable", None);
+    }
     let data: Vec<Value> = state
         .config
         .models
         .iter()
-        .map(|id| json!({"id": id, "object": "model", "created": 0, "owned_by": "rivet"}))
+        .map(|id| {
+            let mut model = json!({"id": id, "object": "model", "created": 0, "owned_by": "rivet"});
+            if let Some(length) = answer.context_length {
+                model["context_length"] = json!(length);
+            }
+            model
+        })
         .collect();
-    Json(json!({"object": "list", "data": data}))
+    Json(json!({"object": "list", "data": data})).into_response()
 }
 
 async fn queue_faults(State(state): State<Arc<MockState>>, Json(body): Json<Value>) -> Response {
@@ -748,6 +784,7 @@ mod tests {
             api_key: None,
             on_chunk: None,
             context_limit: None,
+            models_answer: ModelsAnswer::default(),
         }
     }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 use tokio::sync::OnceCell;
 
 use super::mock::{MockConfig, MockServer};
+use super::model_window::ModelWindows;
 use super::provider;
 use super::settings::{
     Layer, ResolvedLlm, deployment_layers, providers_with_keys, read_dotenv, resolve,
@@ -24,6 +25,7 @@ pub struct LlmService {
     dotenv: PathBuf,
     demo: OnceCell<MockServer>,
     http: reqwest::Client,
+    windows: ModelWindows,
 }
 
 /// How long `/v1/models` may take before the configured list is used.
@@ -45,6 +47,7 @@ impl LlmService {
             dotenv: cwd.join(".env"),
             demo: OnceCell::new(),
             http: reqwest::Client::new(),
+            windows: ModelWindows::default(),
         }
     }
 
@@ -64,10 +67,13 @@ impl LlmService {
     }
 
     /// The context window of `llm`'s model and the room kept for its answer
-    /// (`budget::fit::Window`): the preset's size, else `[llm] context_tokens`.
-    pub fn context_window(&self, llm: &ResolvedLlm) -> super::budget::fit::Window {
-        let context = provider::preset(&llm.provider)
-            .and_then(|p| p.context_tokens)
+    /// (`budget::fit::Window`): the figure the provider's `/v1/models`
+    /// reports for the model (`model_window`), else the preset's size, else
+    /// `[llm] context_tokens`.
+    pub async fn context_window(&self, llm: &ResolvedLlm) -> super::budget::fit::Window {
+        let reported = self.windows.get(&self.http, llm).await;
+        let context = reported
+            .or_else(|| provider::preset(&llm.provider).and_then(|p| p.context_tokens))
             .unwrap_or(self.config.llm.context_tokens);
         super::budget::fit::Window::new(context, llm.max_tokens)
     }

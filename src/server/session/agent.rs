@@ -103,10 +103,12 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
     let tools = tool_context(&project, &cancel);
     project.agent.keep_tools(Arc::clone(&tools)).await;
     let board = Arc::new(board::Board::new(Arc::clone(&project), &message_id));
+    let window = llm.context_window(&resolved).await;
     let model = Tracked {
         inner: LlmModel {
             llm: resolved,
             system: SYSTEM_PROMPT.to_owned(),
+            window,
             cancel: cancel.clone(),
         },
         project: Arc::clone(&project),

@@ -60,7 +60,7 @@ pub async fn run(
     let ctx = prompt_context(&project, runtime_description).await;
     let ask = super::context::Ask {
         llm: &llm_config,
-        window: llm.context_window(&llm_config),
+        window: llm.context_window(&llm_config).await,
         history: &history,
         continuing: continuing.then_some(earlier.as_str()),
         message_id: &message_id,

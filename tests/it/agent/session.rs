@@ -18,6 +18,8 @@ use tokio::sync::mpsc;
 use super::super::llm::Mock;
 use super::super::support;
 
+mod window;
+
 const TIMEOUT: Duration = Duration::from_secs(120);
 
 const SERVER_JS: &str = "const fs = require('fs');\n\
