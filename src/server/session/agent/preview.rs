@@ -4,8 +4,10 @@
 use serde_json::Value;
 use similar::TextDiff;
 
+use crate::runtime::action;
 use crate::runtime::host::Runtime;
 use crate::runtime::llm::ToolCall;
+use crate::runtime::session::StepChange;
 use crate::server::agent::tools::{Tool, file_path};
 
 /// The longest argument summary.
@@ -59,27 +61,68 @@ pub fn command(call: &ToolCall) -> Option<String> {
         .then(|| text(&arguments(call), "command").to_owned())
 }
 
-/// What the person approves: a unified diff for a file change, the
-/// command for a shell step.
-pub async fn approval_preview(runtime: &dyn Runtime, tool: Tool, call: &ToolCall) -> String {
+/// What the person approves: a unified diff for a file change (with the
+/// whole file before and after, for a diff editor), the command for a
+/// shell step.
+pub struct ApprovalPreview {
+    pub text: String,
+    pub change: Option<StepChange>,
+}
+
+impl ApprovalPreview {
+    fn text(text: String) -> ApprovalPreview {
+        ApprovalPreview { text, change: None }
+    }
+
+    fn change(path: &str, before: &str, after: &str) -> ApprovalPreview {
+        ApprovalPreview {
+            text: diff(path, before, after),
+            change: StepChange::capped(path, before, after),
+        }
+    }
+}
+
+pub async fn approval_preview(
+    runtime: &dyn Runtime,
+    tool: Tool,
+    call: &ToolCall,
+) -> ApprovalPreview {
     let args = arguments(call);
     match tool {
-        Tool::RunShellCommand => format!("$ {}", text(&args, "command")),
+        Tool::RunShellCommand => ApprovalPreview::text(format!("$ {}", text(&args, "command"))),
         Tool::WriteFile => {
             let path = written_file(call).unwrap_or_else(|| text(&args, "file_path").to_owned());
-            let before = match runtime.read_file(&path).await {
-                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                Err(_) => String::new(),
-            };
-            diff(&path, &before, text(&args, "content"))
+            let before = current_text(runtime, &path).await.unwrap_or_default();
+            ApprovalPreview::change(&path, &before, text(&args, "content"))
         }
-        Tool::Replace => diff(
-            text(&args, "file_path"),
-            text(&args, "old_string"),
-            text(&args, "new_string"),
-        ),
-        _ => call.arguments.clone(),
+        Tool::Replace => replace_preview(runtime, call, &args).await,
+        _ => ApprovalPreview::text(call.arguments.clone()),
     }
+}
+
+/// The file as the replacement leaves it; when it cannot be worked out
+/// (no such file, no match: the tool will say so), the quoted text against
+/// its replacement.
+async fn replace_preview(runtime: &dyn Runtime, call: &ToolCall, args: &Value) -> ApprovalPreview {
+    let (old, new) = (text(args, "old_string"), text(args, "new_string"));
+    let expected = args
+        .get("expected_replacements")
+        .and_then(Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(1);
+    if let Some(path) = written_file(call)
+        && let Some(before) = current_text(runtime, &path).await
+        && let Ok(after) = action::replace(&before, old, new, expected)
+    {
+        return ApprovalPreview::change(&path, &before, &after);
+    }
+    ApprovalPreview::text(diff(text(args, "file_path"), old, new))
+}
+
+/// A file's text as it is now; `None` when it cannot be read.
+async fn current_text(runtime: &dyn Runtime, path: &str) -> Option<String> {
+    let bytes = runtime.read_file(path).await.ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// A unified diff with three lines of context.
