@@ -19,7 +19,10 @@ pub fn StepCard(step: AgentStep) -> impl IntoView {
     let result = step.result.clone().filter(|r| !r.is_empty());
     let output = step.output.clone().filter(|o| !o.is_empty());
     let AgentStep {
-        id, preview, change, ..
+        id,
+        preview,
+        change,
+        ..
     } = step.clone();
     view! {
         <div

@@ -26,6 +26,7 @@ impl CardMemory {
             .unwrap_or(default)
     }
 
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
     pub fn remember(&self, key: &str, open: bool) {
         self.0
             .lock()

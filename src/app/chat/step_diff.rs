@@ -79,7 +79,9 @@ fn line_class(line: &str) -> &'static str {
 fn language(path: &str) -> &str {
     let name = path.rsplit('/').next().unwrap_or(path);
     match name.rsplit_once('.') {
-        Some((stem, extension)) if !stem.is_empty() => super::answer_text::monaco_language(extension),
+        Some((stem, extension)) if !stem.is_empty() => {
+            super::answer_text::monaco_language(extension)
+        }
         _ => "plaintext",
     }
 }

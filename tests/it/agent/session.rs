@@ -384,15 +384,29 @@ async fn a_denied_write_file_leaves_the_file_untouched_and_the_next_step_sees_th
             .contains("-keep me\n+overwritten"),
         "{step:?}"
     );
-    let change = step.change.clone().expect("the whole file, for the diff editor");
+    let change = step
+        .change
+        .clone()
+        .expect("the whole file, for the diff editor");
     assert_eq!(
-        (change.path.as_str(), change.before.as_str(), change.after.as_str()),
+        (
+            change.path.as_str(),
+            change.before.as_str(),
+            change.after.as_str()
+        ),
         ("notes.txt", "keep me\n", "overwritten\n")
     );
     assert_eq!(ide.decide(&project, &step.id, "deny").await.0, 204);
     let message = feed.finished().await;
-    let decided = message.agent.as_ref().map(|run| run.steps[0].change.clone());
-    assert_eq!(decided, Some(None), "the whole file is kept only while it waits");
+    let decided = message
+        .agent
+        .as_ref()
+        .map(|run| run.steps[0].change.clone());
+    assert_eq!(
+        decided,
+        Some(None),
+        "the whole file is kept only while it waits"
+    );
 
     // The mock answers 422 if the tool result did not say "denied by the user".
     let log = mock.log().await;
@@ -601,7 +615,8 @@ async fn a_running_commands_output_is_shown_on_its_step_before_the_step_ends() {
             .and_then(|(_, st)| st.output.clone())
             .is_some_and(|o| o.contains("first-line"))
     };
-    feed.until("the first line on the running step", shows).await;
+    feed.until("the first line on the running step", shows)
+        .await;
     let (_, running) = feed.state.agent_step(&step.id).unwrap();
     assert_eq!(running.status, StepStatus::Running);
     assert_eq!(running.output.as_deref(), Some("first-line\n"));
@@ -622,7 +637,10 @@ async fn a_running_commands_output_is_shown_on_its_step_before_the_step_ends() {
     assert_eq!(done.status, StepStatus::Done);
     assert_eq!(done.output, None, "the result replaces the live output");
     assert!(
-        done.result.as_deref().unwrap_or_default().contains("second-line"),
+        done.result
+            .as_deref()
+            .unwrap_or_default()
+            .contains("second-line"),
         "{done:?}"
     );
     ide.stop().await;

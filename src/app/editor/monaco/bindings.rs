@@ -13,7 +13,8 @@ extern "C" {
     pub(crate) type MonacoUri;
 
     #[wasm_bindgen(js_namespace = ["monaco", "editor"], js_name = create)]
-    pub(crate) fn create_editor(host: &web_sys::HtmlElement, options: &JsValue) -> StandaloneEditor;
+    pub(crate) fn create_editor(host: &web_sys::HtmlElement, options: &JsValue)
+    -> StandaloneEditor;
     #[wasm_bindgen(js_namespace = ["monaco", "editor"], js_name = createDiffEditor)]
     pub(crate) fn create_diff_editor(host: &web_sys::HtmlElement, options: &JsValue) -> DiffEditor;
     #[wasm_bindgen(js_namespace = ["monaco", "editor"], js_name = createModel)]

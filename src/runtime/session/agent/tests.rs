@@ -200,7 +200,11 @@ fn output_for_an_unknown_step_or_message_changes_no_step() {
 fn output_longer_than_the_tail_keeps_its_end_at_a_character_boundary() {
     let mut state = agent_answer();
     state.apply(&step_event(step("m2-a", StepStatus::Pending)));
-    let long = format!("{}é{}", "x".repeat(10_000), "y".repeat(AgentStep::OUTPUT_TAIL - 1));
+    let long = format!(
+        "{}é{}",
+        "x".repeat(10_000),
+        "y".repeat(AgentStep::OUTPUT_TAIL - 1)
+    );
     state.apply(&output_event("m2-a", &long));
     let shown = state.agent_step("m2-a").unwrap().1.output.clone().unwrap();
     assert!(shown.len() <= AgentStep::OUTPUT_TAIL, "{}", shown.len());
@@ -213,7 +217,10 @@ fn a_change_larger_than_the_cap_is_not_kept_whole() {
     assert_eq!(StepChange::capped("a.txt", &big, "y"), None);
     assert_eq!(StepChange::capped("a.txt", "y", &big), None);
     let change = StepChange::capped("a.txt", "old\n", "new\n").unwrap();
-    assert_eq!((change.before.as_str(), change.after.as_str()), ("old\n", "new\n"));
+    assert_eq!(
+        (change.before.as_str(), change.after.as_str()),
+        ("old\n", "new\n")
+    );
 }
 
 #[test]
@@ -222,5 +229,8 @@ fn steps_stored_without_change_or_output_still_read_and_write_none() {
     let step: AgentStep = serde_json::from_str(old).unwrap();
     assert_eq!((step.change.clone(), step.output.clone()), (None, None));
     let json = serde_json::to_string(&step).unwrap();
-    assert!(!json.contains("change") && !json.contains("output"), "{json}");
+    assert!(
+        !json.contains("change") && !json.contains("output"),
+        "{json}"
+    );
 }

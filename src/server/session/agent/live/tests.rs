@@ -70,7 +70,10 @@ async fn output_before_a_step_starts_or_after_it_ends_is_not_shown() {
     // The next step starts from nothing.
     live.start("m2-2-1");
     sink(b"second\n");
-    assert_eq!(next(&mut rx).await, ("m2-2-1".to_owned(), "second\n".to_owned()));
+    assert_eq!(
+        next(&mut rx).await,
+        ("m2-2-1".to_owned(), "second\n".to_owned())
+    );
     settle().await;
     assert!(rx.try_recv().is_err());
 }
