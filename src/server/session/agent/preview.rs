@@ -1,6 +1,8 @@
 //! What a step card says: the arguments in a line, and what the person
 //! approves (the file's diff, or the command).
 
+use std::time::Duration;
+
 use serde_json::Value;
 use similar::TextDiff;
 
@@ -10,6 +12,8 @@ use crate::runtime::llm::ToolCall;
 use crate::runtime::session::StepChange;
 use crate::server::agent::tools::{Tool, file_path};
 
+/// The longest an approval preview's diff may search for the smallest one.
+const DIFF_TIMEOUT: Duration = Duration::from_secs(1);
 /// The longest argument summary.
 const SUMMARY_CHARS: usize = 120;
 /// The longest result kept on a card.
@@ -126,8 +130,12 @@ async fn current_text(runtime: &dyn Runtime, path: &str) -> Option<String> {
 }
 
 /// A unified diff with three lines of context.
+/// Huge files with few common lines would take minutes to diff exactly;
+/// after [`DIFF_TIMEOUT`] the diff is coarser but still correct.
 pub fn diff(path: &str, before: &str, after: &str) -> String {
-    TextDiff::from_lines(before, after)
+    TextDiff::configure()
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(before, after)
         .unified_diff()
         .context_radius(3)
         .header(&format!("a/{path}"), &format!("b/{path}"))
