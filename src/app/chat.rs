@@ -7,11 +7,13 @@ mod alerts;
 mod answer_text;
 mod artifact;
 mod auto_fix;
+mod card_memory;
 mod checkpoint;
 mod composer;
 mod context;
 mod message;
 mod mode_switch;
+mod step_diff;
 
 use leptos::prelude::*;
 
@@ -21,6 +23,7 @@ use super::settings::LlmSettings;
 #[component]
 pub fn ChatPane() -> impl IntoView {
     let store = expect_context::<SessionStore>();
+    provide_context(card_memory::CardMemory::default());
     let ids = move || {
         store.messages.track();
         store.with(|s| s.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>())

@@ -1,7 +1,7 @@
 //! The editor pane: tabs over one Monaco editor with a model per file.
 
 #[cfg(feature = "hydrate")]
-mod monaco;
+pub(crate) mod monaco;
 
 use leptos::prelude::*;
 

@@ -12,7 +12,7 @@ mod event;
 mod lines;
 mod state;
 
-pub use agent::{AgentRun, AgentStep, Decision, Mode, StepStatus};
+pub use agent::{AgentRun, AgentStep, Decision, Mode, StepChange, StepStatus};
 pub use context::{ContextSummary, ContextUse};
 pub use event::{
     ActionRef, ActionStatus, Alert, Envelope, FileChange, FixAttempt, MessageStatus, Preview,

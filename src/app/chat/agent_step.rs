@@ -1,9 +1,12 @@
 //! One step of an agent run as a card: the tool, its arguments in a line,
-//! its status, the result (expandable), and, while it waits for the
-//! person, the diff or command with Approve, Deny and "Always allow".
+//! its status, a running command's output so far, the result (expandable),
+//! and, while it waits for the person, the diff (`step_diff.rs`) or command
+//! with Approve, Deny and "Always allow".
 
 use leptos::prelude::*;
 
+use super::card_memory::CardMemory;
+use super::step_diff::StepDiff;
 use crate::app::api::{Decision, decide_step};
 use crate::app::ide::CurrentProject;
 use crate::runtime::session::{AgentStep, StepStatus};
@@ -14,6 +17,13 @@ pub fn StepCard(step: AgentStep) -> impl IntoView {
     let waiting = status == StepStatus::Waiting;
     let state = status.name();
     let result = step.result.clone().filter(|r| !r.is_empty());
+    let output = step.output.clone().filter(|o| !o.is_empty());
+    let AgentStep {
+        id,
+        preview,
+        change,
+        ..
+    } = step.clone();
     view! {
         <div
             class=format!("agent-step agent-step-{state}")
@@ -28,15 +38,33 @@ pub fn StepCard(step: AgentStep) -> impl IntoView {
                 <span class="agent-step-summary">{step.summary.clone()}</span>
                 <span class="agent-step-status">{status.label()}</span>
             </div>
-            {step.preview.clone().map(|preview| view! { <DiffText text=preview open=waiting /> })}
+            {preview.map(|text| view! { <StepDiff step_id=id.clone() text change waiting /> })}
             {waiting.then(|| view! { <Decide step_id=step.id.clone() tool=step.tool.clone() /> })}
-            {result.map(|result| view! {
-                <details class="agent-step-result" data-testid="agent-step-result">
-                    <summary>"Result"</summary>
-                    <pre>{result}</pre>
-                </details>
+            {output.map(|output| view! {
+                <div class="agent-step-output" data-testid="agent-step-output"><pre>{output}</pre></div>
             })}
+            {result.map(|result| view! { <StepResult step_id=id.clone() result /> })}
         </div>
+    }
+}
+
+/// The tool's answer, collapsed unless the person opened it (which the
+/// step's later updates keep).
+#[component]
+fn StepResult(step_id: String, result: String) -> impl IntoView {
+    let memory = use_context::<CardMemory>().unwrap_or_default();
+    let key = CardMemory::key(&step_id, "result");
+    let open = memory.is_open(&key, false);
+    view! {
+        <details
+            class="agent-step-result"
+            data-testid="agent-step-result"
+            open=open
+            on:toggle=move |ev| memory.remember_toggle(&key, &ev)
+        >
+            <summary>"Result"</summary>
+            <pre>{result}</pre>
+        </details>
     }
 }
 
@@ -48,30 +76,6 @@ fn icon(status: StepStatus) -> &'static str {
         StepStatus::Done => "✓",
         StepStatus::Failed => "✗",
         StepStatus::Denied => "⊘",
-    }
-}
-
-/// A unified diff (or a command), its lines coloured by their first sign.
-#[component]
-fn DiffText(text: String, open: bool) -> impl IntoView {
-    let lines = text
-        .lines()
-        .map(|line| {
-            let class = match line.chars().next() {
-                _ if line.starts_with("+++") || line.starts_with("---") => "diff-head",
-                Some('+') => "diff-add",
-                Some('-') => "diff-del",
-                Some('@') => "diff-hunk",
-                _ => "diff-ctx",
-            };
-            view! { <span class=class>{format!("{line}\n")}</span> }
-        })
-        .collect_view();
-    view! {
-        <details class="agent-step-preview" open=open>
-            <summary>"Change"</summary>
-            <pre class="agent-diff" data-testid="agent-diff">{lines}</pre>
-        </details>
     }
 }
 

@@ -38,7 +38,7 @@ pub fn AnswerText(text: String, settled: bool) -> impl IntoView {
 
 /// Monaco's language id for a fence's info string.
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
-fn monaco_language(fence: &str) -> &str {
+pub(super) fn monaco_language(fence: &str) -> &str {
     match fence {
         "js" | "jsx" | "mjs" | "cjs" => "javascript",
         "ts" | "tsx" => "typescript",

@@ -5,8 +5,15 @@
 
 use std::collections::HashMap;
 
+pub(crate) mod bindings;
+
 use leptos::prelude::*;
-use wasm_bindgen::{JsCast, JsValue, closure::Closure, prelude::wasm_bindgen};
+use wasm_bindgen::{JsCast, JsValue, closure::Closure};
+
+use self::bindings::{
+    DiffEditor, StandaloneEditor, TextModel, create_diff_editor, create_editor, create_model,
+    create_plain_model, file_uri, set_theme,
+};
 
 use crate::app::api::{ProjectPath, answer_diff, write_file};
 use crate::app::scripts::load_monaco;
@@ -14,53 +21,6 @@ use crate::app::workbench::Workbench;
 
 /// `KeyMod.CtrlCmd | KeyCode.KeyS` in Monaco's key encoding.
 const SAVE_KEYBINDING: u32 = 2048 | 49;
-
-#[wasm_bindgen]
-extern "C" {
-    type StandaloneEditor;
-    type DiffEditor;
-    type TextModel;
-    // Not named `Uri`: a type named like a namespace makes wasm-bindgen nest impls.
-    type MonacoUri;
-
-    #[wasm_bindgen(js_namespace = ["monaco", "editor"], js_name = create)]
-    fn create_editor(host: &web_sys::HtmlElement, options: &JsValue) -> StandaloneEditor;
-    #[wasm_bindgen(js_namespace = ["monaco", "editor"], js_name = createDiffEditor)]
-    fn create_diff_editor(host: &web_sys::HtmlElement, options: &JsValue) -> DiffEditor;
-    #[wasm_bindgen(js_namespace = ["monaco", "editor"], js_name = createModel)]
-    fn create_model(value: &str, language: JsValue, uri: &MonacoUri) -> TextModel;
-    #[wasm_bindgen(js_namespace = ["monaco", "editor"], js_name = createModel)]
-    fn create_plain_model(value: &str, language: JsValue) -> TextModel;
-    #[wasm_bindgen(js_namespace = ["monaco", "editor"], js_name = setTheme)]
-    fn set_theme(theme: &str);
-    #[wasm_bindgen(js_namespace = ["monaco", "Uri"], js_name = file)]
-    fn file_uri(path: &str) -> MonacoUri;
-
-    #[wasm_bindgen(method, js_name = setModel)]
-    fn set_model(this: &StandaloneEditor, model: &TextModel);
-    #[wasm_bindgen(method, js_name = onDidChangeModelContent)]
-    fn on_did_change_model_content(this: &StandaloneEditor, listener: &js_sys::Function);
-    #[wasm_bindgen(method, js_name = updateOptions)]
-    fn update_options(this: &StandaloneEditor, options: &JsValue);
-    #[wasm_bindgen(method, js_name = addCommand)]
-    fn add_command(this: &StandaloneEditor, keybinding: u32, handler: &js_sys::Function);
-
-    #[wasm_bindgen(method, js_name = setModel)]
-    fn set_diff_model(this: &DiffEditor, models: &JsValue);
-
-    #[wasm_bindgen(method, js_name = getValue)]
-    fn get_value(this: &TextModel) -> String;
-    #[wasm_bindgen(method, js_name = setValue)]
-    fn set_value(this: &TextModel, value: &str);
-    #[wasm_bindgen(method, js_name = getLineCount)]
-    fn line_count(this: &TextModel) -> u32;
-    #[wasm_bindgen(method, js_name = getLineMaxColumn)]
-    fn line_max_column(this: &TextModel, line: u32) -> u32;
-    #[wasm_bindgen(method, js_name = applyEdits)]
-    fn apply_edits(this: &TextModel, edits: &JsValue);
-    #[wasm_bindgen(method)]
-    fn dispose(this: &TextModel);
-}
 
 /// A model and the text it was last given, so a streamed write only appends.
 struct Model {
@@ -96,7 +56,7 @@ impl Model {
     }
 }
 
-fn json(text: &str) -> JsValue {
+pub(crate) fn json(text: &str) -> JsValue {
     js_sys::JSON::parse(text).unwrap_or(JsValue::UNDEFINED)
 }
 
@@ -285,13 +245,13 @@ fn save(workbench: Workbench) {
     });
 }
 
-fn prefers_dark() -> bool {
+pub(crate) fn prefers_dark() -> bool {
     web_sys::window()
         .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
         .is_some_and(|m| m.matches())
 }
 
-fn describe(error: &JsValue) -> String {
+pub(crate) fn describe(error: &JsValue) -> String {
     error
         .as_string()
         .or_else(|| {

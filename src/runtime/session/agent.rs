@@ -91,9 +91,73 @@ pub struct AgentStep {
     /// While it waits: the diff of a file change or the command.
     #[serde(default)]
     pub preview: Option<String>,
+    /// While it waits, for a file change: the whole file before and after
+    /// (both at most [`StepChange::MAX_BYTES`]), for a diff editor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<StepChange>,
+    /// While a command runs: the end of its output so far, as plain text
+    /// (at most [`AgentStep::OUTPUT_TAIL`] bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
     /// The tool's answer (what the model was given).
     #[serde(default)]
     pub result: Option<String>,
+}
+
+impl AgentStep {
+    /// The most bytes of live command output a card keeps.
+    pub const OUTPUT_TAIL: usize = 4096;
+
+    /// Shows `output` (the end of what the running command printed) on the
+    /// card. Only a step that runs has output (an auto-approved one may
+    /// still say pending); output arriving after the step ended, or for one
+    /// that waits or was denied, is ignored.
+    pub fn show_output(&mut self, output: &str) {
+        if matches!(self.status, StepStatus::Pending | StepStatus::Running) {
+            self.output = Some(Self::output_tail(output).to_owned());
+        }
+    }
+
+    /// The last [`Self::OUTPUT_TAIL`] bytes of `output`, starting at a
+    /// character boundary.
+    pub fn output_tail(output: &str) -> &str {
+        tail(output, Self::OUTPUT_TAIL)
+    }
+}
+
+/// A file change a step waits to make: the file's whole text before and
+/// after it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct StepChange {
+    pub path: String,
+    pub before: String,
+    pub after: String,
+}
+
+impl StepChange {
+    /// Larger files are shown as the unified diff only.
+    pub const MAX_BYTES: usize = 256 * 1024;
+
+    /// The change, unless either side is larger than [`Self::MAX_BYTES`].
+    pub fn capped(path: &str, before: &str, after: &str) -> Option<StepChange> {
+        (before.len() <= Self::MAX_BYTES && after.len() <= Self::MAX_BYTES).then(|| StepChange {
+            path: path.to_owned(),
+            before: before.to_owned(),
+            after: after.to_owned(),
+        })
+    }
+}
+
+/// The last `max` bytes of `text`, starting at a character boundary.
+fn tail(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut cut = text.len() - max;
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    &text[cut..]
 }
 
 /// An answer made by the agent: its steps, what it used and how it ended.
@@ -111,6 +175,10 @@ pub struct AgentRun {
 impl AgentRun {
     pub fn step(&self, id: &str) -> Option<&AgentStep> {
         self.steps.iter().find(|s| s.id == id)
+    }
+
+    pub fn step_mut(&mut self, id: &str) -> Option<&mut AgentStep> {
+        self.steps.iter_mut().find(|s| s.id == id)
     }
 
     /// Steps still pending, waiting or running become "not run".

@@ -208,6 +208,13 @@ pub enum SessionEvent {
         message_id: String,
         step: AgentStep,
     },
+    /// The end of a running command's output so far, replacing what the
+    /// step showed (published at most every quarter second while it runs).
+    AgentStepOutput {
+        message_id: String,
+        step_id: String,
+        output: String,
+    },
     /// What the run has used so far.
     AgentProgress {
         message_id: String,

@@ -352,6 +352,16 @@ impl SessionState {
             SessionEvent::AgentStep { message_id, step } => {
                 self.update_message(message_id, |m| upsert_step(m, step))
             }
+            SessionEvent::AgentStepOutput {
+                message_id,
+                step_id,
+                output,
+            } => self.update_message(message_id, |m| {
+                let step = m.agent.as_mut().and_then(|run| run.step_mut(step_id));
+                if let Some(step) = step {
+                    step.show_output(output);
+                }
+            }),
             SessionEvent::AgentProgress {
                 message_id,
                 steps_used,

@@ -128,6 +128,8 @@ pub enum AgentEvent {
     },
     /// A call waits for the person.
     AwaitingApproval { step: u32, call: ToolCall },
+    /// A call starts to run (approved, or needing no approval).
+    ToolStarted { step: u32, call_id: String },
     /// A call ran (or was denied: then `output` says so).
     ToolResult {
         step: u32,
@@ -303,6 +305,10 @@ impl<F: FnMut(AgentEvent) + Send> Run<'_, F> {
         if cancel.is_cancelled() {
             return None;
         }
+        (self.on_event)(AgentEvent::ToolStarted {
+            step: self.step,
+            call_id: call.id.clone(),
+        });
         Some(run_tool(self.agent.tools, &call.name, &call.arguments).await)
     }
 

@@ -39,6 +39,9 @@ pub const PROJECT_ROOT: &str = "/home/project";
 /// What `read_build_result` reports: the latest failures, one sentence each.
 pub type BuildResults = Arc<dyn Fn() -> Vec<String> + Send + Sync>;
 
+/// Receives each chunk of a running command's output as it arrives.
+pub type OutputSink = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
 /// What the tools run against.
 pub struct ToolContext {
     pub runtime: Arc<dyn Runtime>,
@@ -48,6 +51,8 @@ pub struct ToolContext {
     pub command_timeout: Duration,
     /// Cancelled when the person stops the run: a running command is killed.
     pub cancel: CancellationToken,
+    /// Where `run_shell_command` sends its output while the tool waits.
+    pub output: Option<OutputSink>,
     /// Servers started by `run_shell_command`, kept running.
     servers: Mutex<Vec<Box<dyn Process>>>,
 }
@@ -59,6 +64,7 @@ impl ToolContext {
             build_results: Arc::new(Vec::new),
             command_timeout: Duration::from_secs(600),
             cancel: CancellationToken::new(),
+            output: None,
             servers: Mutex::new(Vec::new()),
         }
     }
@@ -75,6 +81,11 @@ impl ToolContext {
 
     pub fn with_cancel(mut self, cancel: CancellationToken) -> ToolContext {
         self.cancel = cancel;
+        self
+    }
+
+    pub fn with_output(mut self, sink: OutputSink) -> ToolContext {
+        self.output = Some(sink);
         self
     }
 

@@ -7,6 +7,7 @@
 
 mod approvals;
 mod board;
+mod live;
 mod preview;
 
 #[cfg(test)]
@@ -28,7 +29,7 @@ use crate::runtime::protocol::Parser;
 use crate::runtime::session::{MessageStatus, Mode, SessionEvent, Usage};
 use crate::server::agent::build::last_action_failures;
 use crate::server::agent::run::{Agent, AgentEnd, AgentSettings, LlmModel, Model, ModelStep};
-use crate::server::agent::tools::ToolContext;
+use crate::server::agent::tools::{OutputSink, ToolContext};
 use crate::server::config::AgentConfig;
 use crate::server::llm::LlmService;
 use crate::server::llm::client::ChatMessage;
@@ -100,9 +101,9 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
         message_id: message_id.clone(),
         max_steps: settings.max_steps,
     });
-    let tools = tool_context(&project, &cancel);
-    project.agent.keep_tools(Arc::clone(&tools)).await;
     let board = Arc::new(board::Board::new(Arc::clone(&project), &message_id));
+    let tools = tool_context(&project, &cancel, board.output_sink());
+    project.agent.keep_tools(Arc::clone(&tools)).await;
     let window = llm.context_window(&resolved).await;
     let model = Tracked {
         inner: LlmModel {
@@ -168,7 +169,11 @@ fn text_tail(text: &str) -> String {
     text[start..].trim().to_owned()
 }
 
-fn tool_context(project: &Arc<ProjectHandle>, cancel: &CancellationToken) -> Arc<ToolContext> {
+fn tool_context(
+    project: &Arc<ProjectHandle>,
+    cancel: &CancellationToken,
+    output: OutputSink,
+) -> Arc<ToolContext> {
     let recording = Arc::new(RecordingRuntime {
         inner: Arc::clone(&project.runtime),
         before: Arc::clone(&project.answer_before),
@@ -177,7 +182,8 @@ fn tool_context(project: &Arc<ProjectHandle>, cancel: &CancellationToken) -> Arc
     Arc::new(
         ToolContext::new(recording)
             .with_build_results(Arc::new(move || session.read(last_action_failures)))
-            .with_cancel(cancel.clone()),
+            .with_cancel(cancel.clone())
+            .with_output(output),
     )
 }
 

@@ -25,6 +25,10 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 const SERVER_JS: &str = "const fs = require('fs');\n\
 require('http').createServer((q, s) => s.end(fs.readFileSync('index.html'))).listen(4321, '127.0.0.1');\n";
 
+/// Prints a line, then waits for the test to create `go` before it ends.
+const SLOW_COMMAND: &str =
+    "echo first-line; while [ ! -f go ]; do sleep 0.1; done; echo second-line";
+
 /// The transcripts of these tests, one file each.
 fn scripts(dir: &Path) {
     let todo = json!({
@@ -67,6 +71,16 @@ fn scripts(dir: &Path) {
         ]
     });
     std::fs::write(dir.join("agent-again.json"), again.to_string()).unwrap();
+    let slow = json!({
+        "match": "slow output",
+        "turns": [
+            {"tool_calls": [
+                {"id": "call_1", "name": "run_shell_command", "arguments": {"command": SLOW_COMMAND}}
+            ]},
+            {"expect_results": ["first-line\nsecond-line\n[exit code: 0]"], "content": "The command finished."}
+        ]
+    });
+    std::fs::write(dir.join("agent-slow.json"), slow.to_string()).unwrap();
     let greet = "#! match: greet\nHello from Build mode.\n";
     std::fs::write(dir.join("agent-todo.json"), todo.to_string()).unwrap();
     std::fs::write(dir.join("agent-overwrite.json"), overwrite.to_string()).unwrap();
@@ -372,8 +386,29 @@ async fn a_denied_write_file_leaves_the_file_untouched_and_the_next_step_sees_th
             .contains("-keep me\n+overwritten"),
         "{step:?}"
     );
+    let change = step
+        .change
+        .clone()
+        .expect("the whole file, for the diff editor");
+    assert_eq!(
+        (
+            change.path.as_str(),
+            change.before.as_str(),
+            change.after.as_str()
+        ),
+        ("notes.txt", "keep me\n", "overwritten\n")
+    );
     assert_eq!(ide.decide(&project, &step.id, "deny").await.0, 204);
     let message = feed.finished().await;
+    let decided = message
+        .agent
+        .as_ref()
+        .map(|run| run.steps[0].change.clone());
+    assert_eq!(
+        decided,
+        Some(None),
+        "the whole file is kept only while it waits"
+    );
 
     // The mock answers 422 if the tool result did not say "denied by the user".
     let log = mock.log().await;
@@ -560,6 +595,55 @@ async fn with_auto_approve_no_step_waits_and_approvals_of_an_unknown_project_are
     assert_eq!(
         (status, body["code"].as_str()),
         (404, Some("project_not_found"))
+    );
+    ide.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_commands_output_is_shown_on_its_step_before_the_step_ends() {
+    let (_scripts, mock, ide) = setup().await;
+    let project = ide.new_project().await;
+    let mut feed = ide.feed(&project).await;
+    ide.send(&project, "run the slow output command").await;
+    let step = feed.waiting().await;
+    assert_eq!(step.tool, "run_shell_command");
+    assert_eq!(step.change, None, "a command has no file change");
+    assert_eq!(ide.decide(&project, &step.id, "approve").await.0, 204);
+
+    // The command waits for `go`, so the step is still running when its
+    // first line shows.
+    let shows = |s: &SessionState| {
+        s.agent_step(&step.id)
+            .and_then(|(_, st)| st.output.clone())
+            .is_some_and(|o| o.contains("first-line"))
+    };
+    feed.until("the first line on the running step", shows)
+        .await;
+    let (_, running) = feed.state.agent_step(&step.id).unwrap();
+    assert_eq!(running.status, StepStatus::Running);
+    assert_eq!(running.output.as_deref(), Some("first-line\n"));
+    assert_eq!(running.result, None);
+
+    let put = ide
+        .http
+        .put(ide.url(&format!("/api/v1/projects/{project}/files/go")))
+        .body("")
+        .send()
+        .await
+        .unwrap();
+    assert!(put.status().is_success());
+    let message = feed.finished().await;
+    let log = mock.log().await;
+    assert_eq!(message.status, MessageStatus::Complete, "{log:#?}");
+    let (_, done) = feed.state.agent_step(&step.id).unwrap();
+    assert_eq!(done.status, StepStatus::Done);
+    assert_eq!(done.output, None, "the result replaces the live output");
+    assert!(
+        done.result
+            .as_deref()
+            .unwrap_or_default()
+            .contains("second-line"),
+        "{done:?}"
     );
     ide.stop().await;
 }

@@ -9,6 +9,8 @@ fn step(id: &str, status: StepStatus) -> AgentStep {
         summary: "index.html".into(),
         status,
         preview: None,
+        change: None,
+        output: None,
         result: None,
     }
 }
@@ -139,5 +141,96 @@ fn decisions_and_modes_have_their_wire_names() {
     assert_eq!(
         json(serde_json::to_string(&StepStatus::NotRun)),
         "\"not_run\""
+    );
+}
+
+fn output_event(step_id: &str, output: &str) -> SessionEvent {
+    SessionEvent::AgentStepOutput {
+        message_id: "m2".into(),
+        step_id: step_id.into(),
+        output: output.into(),
+    }
+}
+
+#[test]
+fn a_running_steps_output_is_replaced_by_each_output_event() {
+    let mut state = agent_answer();
+    state.apply(&step_event(step("m2-a", StepStatus::Running)));
+    let touched = state.apply(&output_event("m2-a", "added 1 package\n"));
+    assert_eq!(touched, Touched::Message("m2".into()));
+    state.apply(&output_event("m2-a", "added 1 package\nadded 2 packages\n"));
+    let (_, shown) = state.agent_step("m2-a").unwrap();
+    assert_eq!(
+        shown.output.as_deref(),
+        Some("added 1 package\nadded 2 packages\n")
+    );
+    // The step's end replaces the card: the result, and no live output.
+    let mut done = step("m2-a", StepStatus::Done);
+    done.result = Some("added 2 packages\n[exit code: 0]".into());
+    state.apply(&step_event(done.clone()));
+    assert_eq!(state.agent_step("m2-a").unwrap().1, &done);
+}
+
+#[test]
+fn output_after_the_step_ended_or_for_a_waiting_step_is_ignored() {
+    let mut state = agent_answer();
+    state.apply(&step_event(step("m2-a", StepStatus::Done)));
+    state.apply(&step_event(step("m2-b", StepStatus::Waiting)));
+    state.apply(&output_event("m2-a", "late"));
+    state.apply(&output_event("m2-b", "early"));
+    assert_eq!(state.agent_step("m2-a").unwrap().1.output, None);
+    assert_eq!(state.agent_step("m2-b").unwrap().1.output, None);
+}
+
+#[test]
+fn output_for_an_unknown_step_or_message_changes_no_step() {
+    let mut state = agent_answer();
+    state.apply(&step_event(step("m2-a", StepStatus::Running)));
+    state.apply(&output_event("m2-zz", "x"));
+    let touched = state.apply(&SessionEvent::AgentStepOutput {
+        message_id: "m9".into(),
+        step_id: "m2-a".into(),
+        output: "x".into(),
+    });
+    assert_eq!(touched, Touched::Nothing);
+    assert_eq!(state.agent_step("m2-a").unwrap().1.output, None);
+}
+
+#[test]
+fn output_longer_than_the_tail_keeps_its_end_at_a_character_boundary() {
+    let mut state = agent_answer();
+    state.apply(&step_event(step("m2-a", StepStatus::Pending)));
+    let long = format!(
+        "{}é{}",
+        "x".repeat(10_000),
+        "y".repeat(AgentStep::OUTPUT_TAIL - 1)
+    );
+    state.apply(&output_event("m2-a", &long));
+    let shown = state.agent_step("m2-a").unwrap().1.output.clone().unwrap();
+    assert!(shown.len() <= AgentStep::OUTPUT_TAIL, "{}", shown.len());
+    assert!(shown.ends_with('y') && shown.len() >= AgentStep::OUTPUT_TAIL - 1);
+}
+
+#[test]
+fn a_change_larger_than_the_cap_is_not_kept_whole() {
+    let big = "x".repeat(StepChange::MAX_BYTES + 1);
+    assert_eq!(StepChange::capped("a.txt", &big, "y"), None);
+    assert_eq!(StepChange::capped("a.txt", "y", &big), None);
+    let change = StepChange::capped("a.txt", "old\n", "new\n").unwrap();
+    assert_eq!(
+        (change.before.as_str(), change.after.as_str()),
+        ("old\n", "new\n")
+    );
+}
+
+#[test]
+fn steps_stored_without_change_or_output_still_read_and_write_none() {
+    let old = r#"{"id":"m2-a","step":1,"tool":"read_file","summary":"a","status":"done"}"#;
+    let step: AgentStep = serde_json::from_str(old).unwrap();
+    assert_eq!((step.change.clone(), step.output.clone()), (None, None));
+    let json = serde_json::to_string(&step).unwrap();
+    assert!(
+        !json.contains("change") && !json.contains("output"),
+        "{json}"
     );
 }

@@ -300,6 +300,34 @@ async fn a_denied_write_leaves_the_file_untouched_and_the_model_sees_the_denial(
     assert_eq!(second.last().unwrap().content, DENIED);
     assert!(played.events.iter().any(|e| matches!(e,
         AgentEvent::AwaitingApproval { call, .. } if call.name == "write_file")));
+    assert!(
+        !played
+            .events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolStarted { .. })),
+        "a denied call never starts: {:?}",
+        played.events
+    );
+}
+
+#[tokio::test]
+async fn each_call_that_runs_is_announced_before_its_result() {
+    let played = play(cases().remove(0)).await;
+    let order: Vec<(&str, &str)> = played
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolStarted { call_id, .. } => Some(("started", call_id.as_str())),
+            AgentEvent::ToolResult { call_id, .. } => Some(("result", call_id.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert!(!order.is_empty());
+    for pair in order.chunks(2) {
+        assert_eq!(pair.len(), 2, "{order:?}");
+        assert_eq!((pair[0].0, pair[1].0), ("started", "result"), "{order:?}");
+        assert_eq!(pair[0].1, pair[1].1, "{order:?}");
+    }
 }
 
 #[tokio::test]

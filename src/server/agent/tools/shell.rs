@@ -101,7 +101,12 @@ async fn wait_for_end(
         tokio::select! {
             biased;
             chunk = output.next(), if output_open => match chunk {
-                Some(chunk) => collected.extend_from_slice(&chunk),
+                Some(chunk) => {
+                    if let Some(sink) = &cx.output {
+                        sink(&chunk);
+                    }
+                    collected.extend_from_slice(&chunk);
+                }
                 None => output_open = false,
             },
             status = process.wait() => return Ended::Exited(status),

@@ -602,6 +602,28 @@ async fn run_shell_command_that_never_ends_is_stopped_at_the_time_limit() {
 }
 
 #[tokio::test]
+async fn run_shell_command_hands_its_output_to_the_sink_while_it_runs() {
+    let fake = FakeRuntime::new();
+    fake.script(
+        "sleep",
+        Script {
+            output: "still going\n".to_owned(),
+            ..Script::default()
+        },
+    );
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    let sink = Arc::clone(&seen);
+    let cx = context(&fake)
+        .with_command_timeout(Duration::from_millis(50))
+        .with_output(Arc::new(move |bytes: &[u8]| {
+            sink.lock().unwrap().extend_from_slice(bytes)
+        }));
+    let out = run_tool(&cx, "run_shell_command", r#"{"command": "sleep infinity"}"#).await;
+    assert!(!out.ok, "{}", out.text);
+    assert_eq!(seen.lock().unwrap().as_slice(), b"still going\n");
+}
+
+#[tokio::test]
 async fn run_shell_command_stops_when_the_run_is_stopped() {
     let fake = FakeRuntime::new();
     fake.script("sleep", Script::default());

@@ -7,17 +7,20 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 
 use super::super::project::ProjectHandle;
+use super::live::{self, LiveOutput};
 use super::preview::{self, RESULT_CHARS};
 use crate::runtime::llm::ToolCall;
 use crate::runtime::protocol::Event;
 use crate::runtime::session::{AgentStep, Decision, SessionEvent, StepStatus};
 use crate::server::agent::run::{AgentEvent, Approval, Approver, DENIED};
-use crate::server::agent::tools::{Tool, ToolOutput};
+use crate::server::agent::tools::{OutputSink, Tool, ToolOutput};
 
 pub struct Board {
     project: Arc<ProjectHandle>,
     message_id: String,
     inner: Mutex<Inner>,
+    /// The running command's output, on its card.
+    live: LiveOutput,
 }
 
 #[derive(Default)]
@@ -30,11 +33,34 @@ struct Inner {
 
 impl Board {
     pub fn new(project: Arc<ProjectHandle>, message_id: &str) -> Board {
+        let live = {
+            // Weak: the tools (which keep the sink) outlive the run in the project.
+            let (project, message_id) = (Arc::downgrade(&project), message_id.to_owned());
+            LiveOutput::spawn(
+                move |step_id, output| {
+                    let Some(project) = project.upgrade() else {
+                        return;
+                    };
+                    project.publish(SessionEvent::AgentStepOutput {
+                        message_id: message_id.clone(),
+                        step_id: step_id.to_owned(),
+                        output,
+                    });
+                },
+                live::PERIOD,
+            )
+        };
         Board {
             project,
             message_id: message_id.to_owned(),
             inner: Mutex::default(),
+            live,
         }
+    }
+
+    /// Where the tools send a running command's output.
+    pub fn output_sink(&self) -> OutputSink {
+        self.live.sink()
     }
 
     fn inner(&self) -> MutexGuard<'_, Inner> {
@@ -62,6 +88,10 @@ impl Board {
                 .rev()
                 .find(|(c, _)| c.id == call_id)?;
             change(step);
+            // The whole file is kept only while the person decides.
+            if step.status != StepStatus::Waiting {
+                step.change = None;
+            }
             step.clone()
         };
         self.publish_step(step.clone());
@@ -71,9 +101,13 @@ impl Board {
     pub fn on_event(&self, event: AgentEvent) {
         match event {
             AgentEvent::Answered { step, text, calls } => self.answered(step, &text, calls),
+            AgentEvent::ToolStarted { call_id, .. } => self.started(&call_id),
             AgentEvent::ToolResult {
                 call_id, output, ..
-            } => self.result(&call_id, output),
+            } => {
+                self.live.end();
+                self.result(&call_id, output);
+            }
             // The approver shows the waiting card, with its preview.
             AgentEvent::AwaitingApproval { .. } | AgentEvent::Finished { .. } => {}
         }
@@ -105,10 +139,32 @@ impl Board {
                 summary: preview::summary(&call),
                 status: StepStatus::Pending,
                 preview: None,
+                change: None,
+                output: None,
                 result: None,
             };
             self.inner().cards.push((call, card.clone()));
             self.publish_step(card);
+        }
+    }
+
+    /// The call runs: its card says so (an auto-approved one was pending),
+    /// and a command's output goes to its card as it arrives.
+    fn started(&self, call_id: &str) {
+        let running = |step: &AgentStep| step.status == StepStatus::Running;
+        let known = {
+            let inner = self.inner();
+            let found = inner.cards.iter().rev().find(|(c, _)| c.id == call_id);
+            found.map(|(call, step)| (preview::command(call).is_some(), step.clone()))
+        };
+        let Some((is_command, step)) = known else {
+            return;
+        };
+        if !running(&step) {
+            self.update(call_id, |step| step.status = StepStatus::Running);
+        }
+        if is_command {
+            self.live.start(&step.id);
         }
     }
 
@@ -160,7 +216,7 @@ impl Board {
 
     /// Shows the waiting card and waits for the person.
     async fn ask(&self, tool: Tool, call: &ToolCall) -> Decision {
-        let text = preview::approval_preview(&*self.project.runtime, tool, call).await;
+        let preview = preview::approval_preview(&*self.project.runtime, tool, call).await;
         let step_id = {
             let inner = self.inner();
             let found = inner.cards.iter().rev().find(|(c, _)| c.id == call.id);
@@ -173,7 +229,8 @@ impl Board {
         let wait = self.project.agent.wait(&step_id);
         self.update(&call.id, |step| {
             step.status = StepStatus::Waiting;
-            step.preview = Some(text);
+            step.preview = Some(preview.text);
+            step.change = preview.change;
         });
         wait.await.unwrap_or(Decision::Deny)
     }
