@@ -623,6 +623,15 @@ async fn a_running_commands_output_is_shown_on_its_step_before_the_step_ends() {
     assert_eq!(running.status, StepStatus::Running);
     assert_eq!(running.output.as_deref(), Some("first-line\n"));
     assert_eq!(running.result, None);
+    // The Rivet terminal shows the command line (which names both lines)
+    // and its output as it runs too.
+    let terminal = feed.state.terminal.clone();
+    assert!(
+        terminal.contains(&format!("$ {SLOW_COMMAND}")),
+        "{terminal:?}"
+    );
+    assert_eq!(terminal.matches("first-line").count(), 2, "{terminal:?}");
+    assert_eq!(terminal.matches("second-line").count(), 1, "{terminal:?}");
 
     let put = ide
         .http
@@ -645,5 +654,9 @@ async fn a_running_commands_output_is_shown_on_its_step_before_the_step_ends() {
             .contains("second-line"),
         "{done:?}"
     );
+    // Each line of output reached the terminal once, after the command line.
+    let terminal = &feed.state.terminal;
+    assert_eq!(terminal.matches("first-line").count(), 2, "{terminal:?}");
+    assert_eq!(terminal.matches("second-line").count(), 2, "{terminal:?}");
     ide.stop().await;
 }

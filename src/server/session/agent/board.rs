@@ -2,6 +2,7 @@
 //! (text, cards, files written, the terminal's lines), and the approver
 //! shows a waiting card and waits for the person's decision.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
@@ -21,6 +22,8 @@ pub struct Board {
     inner: Mutex<Inner>,
     /// The running command's output, on its card.
     live: LiveOutput,
+    /// The running command's output reached the terminal as it came.
+    streamed: Arc<AtomicBool>,
 }
 
 #[derive(Default)]
@@ -55,12 +58,26 @@ impl Board {
             message_id: message_id.to_owned(),
             inner: Mutex::default(),
             live,
+            streamed: Arc::default(),
         }
     }
 
-    /// Where the tools send a running command's output.
+    /// Where the tools send a running command's output: its card, and the
+    /// Rivet terminal, as it arrives.
     pub fn output_sink(&self) -> OutputSink {
-        self.live.sink()
+        let card = self.live.sink();
+        // Weak: the tools (which keep the sink) outlive the run in the project.
+        let project = Arc::downgrade(&self.project);
+        let streamed = Arc::clone(&self.streamed);
+        Arc::new(move |bytes: &[u8]| {
+            card(bytes);
+            if let Some(project) = project.upgrade() {
+                streamed.store(true, Ordering::Relaxed);
+                project.publish(SessionEvent::Terminal {
+                    text: String::from_utf8_lossy(bytes).replace('\n', "\r\n"),
+                });
+            }
+        })
     }
 
     fn inner(&self) -> MutexGuard<'_, Inner> {
@@ -155,15 +172,19 @@ impl Board {
         let known = {
             let inner = self.inner();
             let found = inner.cards.iter().rev().find(|(c, _)| c.id == call_id);
-            found.map(|(call, step)| (preview::command(call).is_some(), step.clone()))
+            found.map(|(call, step)| (preview::command(call), step.clone()))
         };
-        let Some((is_command, step)) = known else {
+        let Some((command, step)) = known else {
             return;
         };
         if !running(&step) {
             self.update(call_id, |step| step.status = StepStatus::Running);
         }
-        if is_command {
+        if let Some(command) = command {
+            self.streamed.store(false, Ordering::Relaxed);
+            self.project.publish(SessionEvent::Terminal {
+                text: format!("\x1b[1;36m$ {command}\x1b[0m\r\n"),
+            });
             self.live.start(&step.id);
         }
     }
@@ -201,10 +222,12 @@ impl Board {
                 by_model: true,
             });
         }
-        if let Some(command) = preview::command(call) {
+        // A command's line and output went to the terminal as it ran; one
+        // that printed nothing as it ran (it could not start) shows its result.
+        if preview::command(call).is_some() && !self.streamed.swap(false, Ordering::Relaxed) {
             let body = output.text.trim_end().replace('\n', "\r\n");
             self.project.publish(SessionEvent::Terminal {
-                text: format!("\x1b[1;36m$ {command}\x1b[0m\r\n{body}\r\n"),
+                text: format!("{body}\r\n"),
             });
         }
         if let Some(port) = output.port
