@@ -861,7 +861,10 @@ async fn kill_9_during_npm_install_loses_no_file_or_message_and_the_answer_can_r
             && s.previews.first().is_some_and(|p| p.url.is_some())
     })
     .await;
-    assert_eq!(status_of(&feed.state, "shell"), Some(ActionStatus::Complete));
+    assert_eq!(
+        status_of(&feed.state, "shell"),
+        Some(ActionStatus::Complete)
+    );
     let preview = feed.state.previews[0].url.clone().unwrap();
     let page = ide.http.get(&preview).send().await.unwrap();
     assert_eq!(page.status(), 200);
