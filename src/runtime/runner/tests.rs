@@ -1,6 +1,8 @@
 //! The runner on the fake runtime: the early install and the order of the
 //! actions around it.
 
+mod table;
+
 use super::fake::Harness;
 use crate::runtime::host::fake::Script;
 use crate::runtime::session::ActionStatus;
