@@ -1,8 +1,9 @@
-//! An in-memory [`Runtime`] for tests: files and directories in a map,
+//! The one in-memory [`Runtime`] for tests: files and directories in a map,
 //! symbolic links that file operations refuse (as the sandbox's do),
-//! processes that play a script (output, exit code, a port they open), and
-//! port events. It does no IO, so logic built on the trait (the runner, the
-//! agent's tools) can be tested without a sandbox.
+//! processes that play a [`Script`] (output, exit code, files they write, a
+//! port they open) or run until the test ends them, and port events. It
+//! does no IO, so logic built on the trait (the runner, the agent's tools,
+//! checkpoints) can be tested without a sandbox.
 //!
 //! Native only: its streams and futures are `Send`.
 
@@ -10,56 +11,24 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use futures::channel::{mpsc, oneshot};
-use futures::future::{FutureExt, Shared};
+use futures::channel::mpsc;
 use futures::stream::StreamExt;
+
+mod process;
+mod script;
+
+pub use process::FakeProcess;
+pub use script::Script;
+
+use process::Handle;
+use script::{Pattern, Scripts};
 
 use super::{
     CommandSpec, DirEntry, EntryKind, EventStream, ExitStatus, FsEvent, PortEvent, Process,
-    PtySize, Runtime, RuntimeError, checked_path,
+    Runtime, RuntimeError, checked_path,
 };
 use crate::runtime::path::ProjectPath;
 use crate::runtime::tree::is_skipped_dir;
-
-/// What a spawned command does, picked by the first script whose pattern
-/// the command line contains.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct Script {
-    /// Printed at once (stdout and stderr interleaved).
-    pub output: String,
-    /// The exit code; `None` keeps the process running until it is killed.
-    pub exit_code: Option<i32>,
-    /// A port the process starts listening on after printing its output.
-    pub opens_port: Option<u16>,
-    /// Files the process writes before it ends (a build writing `dist/`).
-    pub writes: Vec<(String, String)>,
-}
-
-impl Script {
-    /// A command that prints `output` and exits with `code`.
-    pub fn exits(code: i32, output: impl Into<String>) -> Script {
-        Script {
-            output: output.into(),
-            exit_code: Some(code),
-            ..Script::default()
-        }
-    }
-
-    /// A server that prints `output`, listens on `port` and runs until
-    /// killed.
-    pub fn serves(port: u16, output: impl Into<String>) -> Script {
-        Script {
-            output: output.into(),
-            opens_port: Some(port),
-            ..Script::default()
-        }
-    }
-
-    pub fn writing(mut self, path: impl Into<String>, contents: impl Into<String>) -> Script {
-        self.writes.push((path.into(), contents.into()));
-        self
-    }
-}
 
 #[derive(Default)]
 struct State {
@@ -67,8 +36,8 @@ struct State {
     dirs: BTreeSet<String>,
     /// Link path to target, as written.
     links: BTreeMap<String, String>,
-    scripts: Vec<(String, Script)>,
-    spawned: Vec<CommandSpec>,
+    scripts: Scripts,
+    processes: Vec<Arc<FakeProcess>>,
     ports: BTreeSet<u16>,
     port_subscribers: Vec<mpsc::UnboundedSender<PortEvent>>,
     fs_subscribers: Vec<mpsc::UnboundedSender<FsEvent>>,
@@ -82,6 +51,23 @@ impl State {
     fn touch(&mut self, path: &str) {
         self.clock += 1;
         self.modified.insert(path.to_owned(), self.clock);
+    }
+
+    fn set_port(&mut self, port: u16, open: bool) {
+        let changed = if open {
+            self.ports.insert(port)
+        } else {
+            self.ports.remove(&port)
+        };
+        if changed {
+            let event = if open {
+                PortEvent::Opened { port }
+            } else {
+                PortEvent::Closed { port }
+            };
+            self.port_subscribers
+                .retain(|tx| tx.unbounded_send(event).is_ok());
+        }
     }
 }
 
@@ -132,35 +118,48 @@ impl FakeRuntime {
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     }
 
-    /// Commands whose line contains `pattern` play `script`; earlier
-    /// scripts win.
+    /// Commands whose line contains `pattern` play `script`. The first
+    /// pattern given that matches wins; given again, a pattern's scripts
+    /// are played in order by its spawns, and the last one stays.
     pub fn script(&self, pattern: impl Into<String>, script: Script) {
-        self.lock().scripts.push((pattern.into(), script));
+        self.lock()
+            .scripts
+            .add(Pattern::Contains(pattern.into()), script);
+    }
+
+    /// Like [`FakeRuntime::script`], for exactly this command line.
+    pub fn script_exact(&self, command: impl Into<String>, script: Script) {
+        self.lock()
+            .scripts
+            .add(Pattern::Exactly(command.into()), script);
+    }
+
+    /// What commands no script matches do (by default they exit 127).
+    pub fn otherwise(&self, script: Script) {
+        self.lock().scripts.otherwise(script);
     }
 
     /// Every command spawned so far, in order.
     pub fn spawned(&self) -> Vec<CommandSpec> {
-        self.lock().spawned.clone()
+        self.processes().iter().map(|p| p.spec.clone()).collect()
+    }
+
+    /// Every command line spawned so far, in order.
+    pub fn commands(&self) -> Vec<String> {
+        self.processes()
+            .iter()
+            .map(|p| p.spec.command.clone())
+            .collect()
+    }
+
+    /// Every process spawned so far, in order, running or not.
+    pub fn processes(&self) -> Vec<Arc<FakeProcess>> {
+        self.lock().processes.clone()
     }
 
     /// Opens or closes a port as a server in the runtime would.
     pub fn set_port(&self, port: u16, open: bool) {
-        let mut state = self.lock();
-        let changed = if open {
-            state.ports.insert(port)
-        } else {
-            state.ports.remove(&port)
-        };
-        if changed {
-            let event = if open {
-                PortEvent::Opened { port }
-            } else {
-                PortEvent::Closed { port }
-            };
-            state
-                .port_subscribers
-                .retain(|tx| tx.unbounded_send(event).is_ok());
-        }
+        self.lock().set_port(port, open);
     }
 
     fn changed(state: &mut State, path: &str, removed: bool) {
@@ -363,50 +362,35 @@ impl Runtime for FakeRuntime {
         if spec.command.trim().is_empty() {
             return Err(RuntimeError::InvalidCommand("empty command".to_owned()));
         }
-        let (script, pid) = {
-            let mut state = self.lock();
-            state.spawned.push(spec.clone());
-            state.next_pid += 1;
-            let script = state
-                .scripts
-                .iter()
-                .find(|(pattern, _)| spec.command.contains(pattern.as_str()))
-                .map(|(_, s)| s.clone())
-                .unwrap_or_else(|| {
-                    Script::exits(
-                        127,
-                        format!("fake runtime: no script for {:?}\n", spec.command),
-                    )
-                });
-            (script, state.next_pid)
-        };
+        let script = self.lock().scripts.next(&spec.command);
         for (path, contents) in &script.writes {
             self.write_file(path, contents.as_bytes()).await?;
         }
-        let (done_tx, done_rx) = oneshot::channel();
-        let (out_tx, out_rx) = mpsc::unbounded();
-        if !script.output.is_empty() {
-            let _ = out_tx.unbounded_send(script.output.clone().into_bytes());
-        }
-        let process = FakeProcess {
-            pid,
-            output: Mutex::new(Some(out_rx.boxed())),
-            out_tx: Mutex::new(Some(out_tx)),
-            done: done_rx.shared(),
-            done_tx: Mutex::new(Some(done_tx)),
-            runtime: self.clone(),
-            port: script.opens_port,
+        let process = {
+            let mut state = self.lock();
+            state.next_pid += 1;
+            let process = Arc::new(FakeProcess::new(
+                state.next_pid,
+                spec,
+                script.opens_port,
+                Arc::downgrade(&self.state),
+            ));
+            state.processes.push(Arc::clone(&process));
+            process
         };
+        if !script.output.is_empty() {
+            process.print(&script.output);
+        }
         if let Some(port) = script.opens_port {
             self.set_port(port, true);
         }
         if let Some(code) = script.exit_code {
-            process.finish(ExitStatus {
+            process.end(ExitStatus {
                 code: Some(code),
                 ..ExitStatus::default()
             });
         }
-        Ok(Box::new(process))
+        Ok(Box::new(Handle(process)))
     }
 
     fn port_events(&self) -> EventStream<PortEvent> {
@@ -417,81 +401,6 @@ impl Runtime for FakeRuntime {
 
     async fn open_ports(&self) -> Vec<u16> {
         self.lock().ports.iter().copied().collect()
-    }
-}
-
-type Done = Shared<oneshot::Receiver<ExitStatus>>;
-
-/// A process playing a [`Script`].
-pub struct FakeProcess {
-    pid: u32,
-    output: Mutex<Option<EventStream<Vec<u8>>>>,
-    out_tx: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
-    done: Done,
-    done_tx: Mutex<Option<oneshot::Sender<ExitStatus>>>,
-    runtime: FakeRuntime,
-    port: Option<u16>,
-}
-
-impl FakeProcess {
-    /// Ends the process: closes its output and resolves `wait`.
-    fn finish(&self, status: ExitStatus) {
-        self.out_tx
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(tx) = self
-            .done_tx
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            let _ = tx.send(status);
-        }
-        if let Some(port) = self.port {
-            self.runtime.set_port(port, false);
-        }
-    }
-}
-
-#[async_trait]
-impl Process for FakeProcess {
-    fn pid(&self) -> u32 {
-        self.pid
-    }
-
-    fn take_output(&self) -> Option<EventStream<Vec<u8>>> {
-        self.output
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-    }
-
-    async fn wait(&self) -> ExitStatus {
-        self.done.clone().await.unwrap_or(ExitStatus {
-            signal: Some(9),
-            ..ExitStatus::default()
-        })
-    }
-
-    async fn kill(&self) -> Result<(), RuntimeError> {
-        self.finish(ExitStatus {
-            signal: Some(9),
-            ..ExitStatus::default()
-        });
-        Ok(())
-    }
-
-    async fn write_stdin(&self, _data: &[u8]) -> Result<(), RuntimeError> {
-        Ok(())
-    }
-
-    async fn close_stdin(&self) {}
-
-    async fn resize(&self, _size: PtySize) -> Result<(), RuntimeError> {
-        Err(RuntimeError::InvalidCommand(
-            "the process has no terminal".to_owned(),
-        ))
     }
 }
 
@@ -576,6 +485,62 @@ mod tests {
             let other = fake.spawn(CommandSpec::command("make")).await.unwrap();
             assert_eq!(other.wait().await.code, Some(127));
             assert_eq!(fake.spawned().len(), 3);
+        });
+    }
+
+    #[test]
+    fn held_processes_run_until_the_test_ends_them() {
+        let fake = FakeRuntime::new();
+        fake.script_exact("npm install", Script::held());
+        fake.script_exact("npm install", Script::exits(0, ""));
+        block_on(async {
+            let first = fake
+                .spawn(CommandSpec::command("npm install"))
+                .await
+                .unwrap();
+            let output = first.take_output().unwrap();
+            let process = &fake.processes()[0];
+            assert_eq!(process.exited(), None, "held");
+            process.print("added 1 package\n");
+            process.exit(2);
+            let printed: Vec<Vec<u8>> = output.collect().await;
+            assert_eq!(printed.concat(), b"added 1 package\n");
+            assert_eq!(first.wait().await.code, Some(2));
+
+            let second = fake
+                .spawn(CommandSpec::command("npm install"))
+                .await
+                .unwrap();
+            assert_eq!(second.wait().await.code, Some(0), "the next script");
+            let exact = fake
+                .spawn(CommandSpec::command("npm install left-pad"))
+                .await
+                .unwrap();
+            assert_eq!(exact.wait().await.code, Some(127), "exact lines only");
+            assert_eq!(
+                fake.commands(),
+                ["npm install", "npm install", "npm install left-pad"]
+            );
+        });
+    }
+
+    #[test]
+    fn a_killed_server_closes_its_port_and_unmatched_commands_play_the_fallback() {
+        let fake = FakeRuntime::new();
+        fake.script("dev", Script::serves(5173, ""));
+        fake.otherwise(Script::exits(0, ""));
+        block_on(async {
+            let dev = fake
+                .spawn(CommandSpec::server("npm run dev"))
+                .await
+                .unwrap();
+            assert_eq!(fake.open_ports().await, [5173]);
+            dev.kill().await.unwrap();
+            let killed = fake.processes()[0].exited();
+            assert_eq!(killed.and_then(|s| s.signal), Some(9));
+            assert!(fake.open_ports().await.is_empty());
+            let other = fake.spawn(CommandSpec::command("make")).await.unwrap();
+            assert_eq!(other.wait().await.code, Some(0));
         });
     }
 }

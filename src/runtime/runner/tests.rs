@@ -1,7 +1,10 @@
 //! The runner on the fake runtime: the early install and the order of the
 //! actions around it.
 
-use super::fake::{Harness, Script};
+mod table;
+
+use super::fake::Harness;
+use crate::runtime::host::fake::Script;
 use crate::runtime::session::ActionStatus;
 
 const PACKAGE_JSON: &str = r#"{"name": "app", "dependencies": {"react": "^19.1.0"}}"#;
@@ -29,9 +32,9 @@ fn failed_with(harness: &Harness, n: usize, text: &str) {
 fn installing_early(files: &[(&str, &str)], package_json: &str, install: &str) -> Harness {
     let mut h = Harness::new();
     for (path, content) in files {
-        h.runtime.put_file(path, content);
+        h.runtime.put(path, content.as_bytes());
     }
-    h.runtime.script(install, Script::held());
+    h.runtime.script_exact(install, Script::held());
     h.file("package.json", package_json);
     assert_eq!(h.runtime.commands(), [install], "the early install");
     assert_eq!(h.status(0), complete(), "package.json is written");
@@ -95,7 +98,7 @@ fn a_plain_install_joins_the_early_install() {
         let mut h = installing_early(files, package_json, install);
         h.shell(command);
         assert_eq!(h.status(1), Some(ActionStatus::Running), "{command}");
-        h.runtime.spawned()[0].exit(0);
+        h.runtime.processes()[0].exit(0);
         h.settle();
         assert_eq!(h.status(1), complete(), "{command}");
         let mut expected = vec![install.to_owned()];
@@ -123,13 +126,13 @@ fn a_command_after_a_finished_early_install_joins_its_result() {
 #[test]
 fn package_json_changed_after_the_early_install_began_installs_again() {
     let mut h = installing_early(&[], PACKAGE_JSON, "npm install");
-    h.runtime.script("npm install", Script::held());
+    h.runtime.script_exact("npm install", Script::held());
     h.file("package.json", CHANGED_PACKAGE_JSON);
     h.shell("npm install");
     assert_eq!(h.runtime.commands(), ["npm install"], "never two at once");
     assert_eq!(h.status(2), Some(ActionStatus::Running));
 
-    h.runtime.spawned()[0].exit(0);
+    h.runtime.processes()[0].exit(0);
     h.settle();
     assert_eq!(h.runtime.commands(), ["npm install", "npm install"]);
     assert_eq!(
@@ -138,7 +141,7 @@ fn package_json_changed_after_the_early_install_began_installs_again() {
         "waits for the second"
     );
 
-    let second = &h.runtime.spawned()[1];
+    let second = &h.runtime.processes()[1];
     second.print("npm ERR! 404 left-pad\r\n");
     second.exit(1);
     h.settle();
@@ -159,7 +162,7 @@ fn an_install_that_is_not_plain_runs_as_written_after_the_early_install() {
         let mut h = installing_early(&[], PACKAGE_JSON, "npm install");
         h.shell(command);
         assert_eq!(h.runtime.commands(), ["npm install"], "{command} waits");
-        h.runtime.spawned()[0].exit(0);
+        h.runtime.processes()[0].exit(0);
         h.settle();
         assert_eq!(h.runtime.commands(), ["npm install", command], "{command}");
         assert_eq!(h.status(1), complete(), "{command}");
@@ -169,9 +172,9 @@ fn an_install_that_is_not_plain_runs_as_written_after_the_early_install() {
 #[test]
 fn a_command_between_the_early_install_and_the_plain_install_makes_it_run_again() {
     let mut h = installing_early(&[], PACKAGE_JSON, "npm install");
-    h.runtime.script("npm install", Script::exits(0));
+    h.runtime.script_exact("npm install", Script::exits(0, ""));
     h.shell("rm -rf node_modules");
-    h.runtime.spawned()[0].exit(0);
+    h.runtime.processes()[0].exit(0);
     h.settle();
     h.shell("npm install");
     assert_eq!(
@@ -184,9 +187,9 @@ fn a_command_between_the_early_install_and_the_plain_install_makes_it_run_again(
 #[test]
 fn a_failed_early_install_fails_the_joining_action_once() {
     let mut h = Harness::new();
-    h.runtime.script(
+    h.runtime.script_exact(
         "npm install",
-        Script::exits(1).printing("npm ERR! code ETARGET\r\nnpm ERR! notarget vite@^99\r\n"),
+        Script::exits(1, "npm ERR! code ETARGET\r\nnpm ERR! notarget vite@^99\r\n"),
     );
     h.file("package.json", PACKAGE_JSON);
     assert!(h.alerts().is_empty(), "nobody joined yet: {:?}", h.alerts());
@@ -219,7 +222,7 @@ fn stop_during_an_early_install_kills_it_and_aborts_later_actions() {
     h.start("npm run dev");
     h.runner.abort();
     h.settle();
-    let install = &h.runtime.spawned()[0];
+    let install = &h.runtime.processes()[0];
     assert_eq!(install.exited().and_then(|s| s.signal), Some(9), "killed");
     assert_eq!(
         h.statuses(),
@@ -239,14 +242,14 @@ fn stop_kills_an_early_install_nobody_joined_yet_and_none_follows() {
     h.file("package.json", CHANGED_PACKAGE_JSON);
     h.runner.abort();
     h.settle();
-    assert!(h.runtime.spawned()[0].exited().is_some());
+    assert!(h.runtime.processes()[0].exited().is_some());
     assert_eq!(h.runtime.commands(), ["npm install"]);
 }
 
 #[test]
 fn the_dev_server_starts_as_soon_as_the_install_it_depends_on_is_done() {
     let mut h = installing_early(&[], PACKAGE_JSON, "npm install");
-    h.runtime.script("npm run dev", Script::held());
+    h.runtime.script_exact("npm run dev", Script::held());
     h.shell("npm install");
     h.file("src/App.jsx", "export default () => null;");
     h.start("npm run dev");
@@ -256,15 +259,15 @@ fn the_dev_server_starts_as_soon_as_the_install_it_depends_on_is_done() {
         "not before the install"
     );
     assert_eq!(
-        h.runtime.file("src/App.jsx"),
+        h.runtime.text("src/App.jsx"),
         None,
         "actions keep their order"
     );
-    h.runtime.spawned()[0].exit(0);
+    h.runtime.processes()[0].exit(0);
     h.settle();
-    assert!(h.runtime.file("src/App.jsx").is_some());
+    assert!(h.runtime.text("src/App.jsx").is_some());
     assert_eq!(h.runtime.commands(), ["npm install", "npm run dev"]);
-    h.runtime.open_port(5173);
+    h.runtime.set_port(5173, true);
     h.settle();
     assert_eq!(
         h.statuses(),
@@ -275,12 +278,12 @@ fn the_dev_server_starts_as_soon_as_the_install_it_depends_on_is_done() {
 #[test]
 fn a_start_that_installs_first_joins_the_early_install() {
     let mut h = installing_early(&[], PACKAGE_JSON, "npm install");
-    h.runtime.script("npm run dev", Script::held());
+    h.runtime.script_exact("npm run dev", Script::held());
     h.start("npm install && npm run dev");
-    h.runtime.spawned()[0].exit(0);
+    h.runtime.processes()[0].exit(0);
     h.settle();
     assert_eq!(h.runtime.commands(), ["npm install", "npm run dev"]);
-    h.runtime.open_port(5173);
+    h.runtime.set_port(5173, true);
     h.settle();
     assert_eq!(h.statuses(), [complete(), complete()]);
 }
