@@ -24,6 +24,10 @@ test('in Agent mode the todo app is built step by step, each change approved', a
   await expect(first).toHaveAttribute('data-status', 'waiting');
   await expect(first).toHaveAttribute('data-tool', 'write_file');
   await expect(first.getByTestId('agent-diff')).toContainText('+<h1>Todos</h1>');
+  // Monaco's diff editor shows the whole file against what was there (nothing).
+  const editor = first.getByTestId('agent-diff-editor');
+  await expect(editor.locator('.monaco-diff-editor')).toBeVisible();
+  await expect(editor).toContainText('Todos');
   await expect(page.locator('[data-testid="file-entry"][data-path="index.html"]')).toHaveCount(0);
   await first.getByTestId('approve-step').click();
   await expect(first).toHaveAttribute('data-status', 'done');

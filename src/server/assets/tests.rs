@@ -177,3 +177,46 @@ fn hashed_names_are_used_only_when_the_hash_file_names_a_wasm_of_the_site() {
     assert!(!site_has_hashed_wasm(&options, stale));
     assert!(!site_has_hashed_wasm(&options, ""));
 }
+
+/// Every rule of the stylesheet is closed: a rule left open nests the rules
+/// after it (browsers read nested CSS), and they silently stop applying.
+#[test]
+fn the_stylesheet_has_no_rule_left_open() {
+    let css = include_str!("../../../style/main.css");
+    let mut depth = 0usize;
+    // The at-rule each open block belongs to, if any.
+    let mut blocks: Vec<bool> = Vec::new();
+    let mut prelude = String::new();
+    let mut rest = css;
+    while let Some(at) = rest.find(['{', '}', '/']) {
+        let (before, after) = rest.split_at(at);
+        prelude.push_str(before);
+        if after.starts_with("/*") {
+            let end = after.find("*/").expect("an unclosed comment") + 2;
+            rest = &after[end..];
+            continue;
+        }
+        match after.as_bytes()[0] {
+            b'{' => {
+                let selector = prelude.trim();
+                let inside_rule = blocks.last().is_some_and(|at_rule| !at_rule);
+                assert!(
+                    !inside_rule,
+                    "`{selector}` is inside an unclosed rule (depth {depth})"
+                );
+                blocks.push(selector.starts_with('@'));
+                depth += 1;
+            }
+            b'}' => {
+                assert!(blocks.pop().is_some(), "a `}}` closes nothing");
+                depth -= 1;
+            }
+            _ => prelude.push('/'),
+        }
+        if !after.starts_with('/') {
+            prelude.clear();
+        }
+        rest = &after[1..];
+    }
+    assert_eq!(depth, 0, "rules left open at the end");
+}
