@@ -79,6 +79,33 @@ test('offline: the browser parses and runs the todo answer on the WebContainer d
   await todoScenario(page);
 });
 
+test('offline: a failed install in the browser is fixed by the automatic attempt, also run in the browser', async ({ page }) => {
+  await newProject(page);
+  const served = await servedPackage(page);
+  const reason = 'the test server serves the real @webcontainer/api, not the double (set RIVET_RUNTIME_WEBCONTAINER_DIR=end2end/webcontainer-double)';
+  if (!served.includes(DOUBLE)) console.log(`skipped: ${reason}`);
+  test.skip(!served.includes(DOUBLE), reason);
+  test.setTimeout(2 * APP_READY);
+  await webcontainerProject(page);
+  await send(page, 'broken dep');
+  // The browser runs the misspelt install, which fails, and reports it.
+  const broken = page.getByTestId('message-assistant').first();
+  await expect(broken.locator('[data-testid="action"][data-kind="shell"]')).toHaveAttribute('data-status', 'failed', {
+    timeout: APP_READY,
+  });
+  // The server's fix loop answers the reported failure; the browser runs
+  // the fix, and the app comes up.
+  await expect(page.getByTestId('message-automatic')).toHaveCount(1, { timeout: APP_READY });
+  await expect(page.getByTestId('message-automatic')).toContainText('attempt 1 of 3');
+  const fix = page.getByTestId('message-assistant').last();
+  await expect(fix.locator('[data-testid="action"][data-kind="start"]')).toHaveAttribute('data-status', 'complete', {
+    timeout: APP_READY,
+  });
+  const app = page.frameLocator('[data-testid="preview-frame"]');
+  await expect(app.getByRole('heading', { name: 'Todos' })).toBeVisible({ timeout: APP_READY });
+  await expect(page.getByTestId('runtime-status')).toHaveAttribute('data-runtime', 'webcontainer');
+});
+
 test('online: the todo app builds in a real WebContainer', async ({ page }) => {
   await newProject(page);
   const served = await servedPackage(page);
