@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { serveEnv } from './serve-env';
 
 // The benchmarks (scripts/bench-e2e.sh), kept out of the test suite: the same
 // release server, with the scripted provider pacing its answers like a real
@@ -68,17 +69,7 @@ export default defineConfig({
     stdout: 'pipe',
     stderr: 'pipe',
     env: {
-      RIVET_SERVER_ADDR: `127.0.0.1:${port}`,
-      RIVET_SERVER_DATA_DIR: dataDir,
-      RIVET_SERVER_TOKEN: token,
-      RIVET_LLM_PROVIDER: 'custom',
-      RIVET_LLM_BASE_URL: `http://127.0.0.1:${mockPort}/v1`,
-      RIVET_LLM_MODEL: 'rivet-replay',
-      LEPTOS_OUTPUT_NAME: 'rivet',
-      LEPTOS_SITE_ROOT: path.join(root, 'target/site'),
-      LEPTOS_SITE_PKG_DIR: 'pkg',
-      LEPTOS_ENV: 'PROD',
-      RUST_LOG: 'warn,rivet=info',
+      ...serveEnv({ port, dataDir, token, llmBaseUrl: `http://127.0.0.1:${mockPort}/v1` }),
     },
     },
   ],

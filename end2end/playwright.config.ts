@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { serveEnv } from './serve-env';
 
 // The suite runs against the release build: `cargo leptos build --release`
 // must have written target/release/rivet and target/site first (scripts/test.sh does).
@@ -68,17 +69,7 @@ export default defineConfig({
     stdout: 'pipe',
     stderr: 'pipe',
     env: {
-      RIVET_SERVER_ADDR: `127.0.0.1:${port}`,
-      RIVET_SERVER_DATA_DIR: dataDir,
-      RIVET_SERVER_TOKEN: token,
-      RIVET_LLM_PROVIDER: 'custom',
-      RIVET_LLM_BASE_URL: `http://127.0.0.1:${mockPort}/v1`,
-      RIVET_LLM_MODEL: 'rivet-replay',
-      LEPTOS_OUTPUT_NAME: 'rivet',
-      LEPTOS_SITE_ROOT: path.join(root, 'target/site'),
-      LEPTOS_SITE_PKG_DIR: 'pkg',
-      LEPTOS_ENV: 'PROD',
-      RUST_LOG: 'warn,rivet=info',
+      ...serveEnv({ port, dataDir, token, llmBaseUrl: `http://127.0.0.1:${mockPort}/v1` }),
       // WebContainer projects load the @webcontainer/api double, whose
       // commands run in the project's sandbox (the real runtime needs
       // StackBlitz's servers, which a closed network cannot reach).

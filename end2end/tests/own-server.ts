@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { serveEnv } from '../serve-env';
 import { TOKEN } from './helpers';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -29,17 +30,12 @@ export class OwnServer {
       stdio: ['ignore', log, log],
       env: {
         ...process.env,
-        RIVET_SERVER_ADDR: `127.0.0.1:${this.port}`,
-        RIVET_SERVER_DATA_DIR: this.dataDir,
-        RIVET_SERVER_TOKEN: TOKEN,
-        RIVET_LLM_PROVIDER: 'custom',
-        RIVET_LLM_BASE_URL: `${process.env.RIVET_E2E_MOCK}/v1`,
-        RIVET_LLM_MODEL: 'rivet-replay',
-        LEPTOS_OUTPUT_NAME: 'rivet',
-        LEPTOS_SITE_ROOT: path.join(root, 'target/site'),
-        LEPTOS_SITE_PKG_DIR: 'pkg',
-        LEPTOS_ENV: 'PROD',
-        RUST_LOG: 'warn,rivet=info',
+        ...serveEnv({
+          port: this.port,
+          dataDir: this.dataDir,
+          token: TOKEN,
+          llmBaseUrl: `${process.env.RIVET_E2E_MOCK}/v1`,
+        }),
       },
     });
     const deadline = Date.now() + 60_000;
