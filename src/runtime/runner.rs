@@ -55,6 +55,12 @@ pub use self::output::plain_text;
 pub use self::previews::{OpenedPreview, PreviewError, PreviewHooks};
 pub use self::shell::{Rewrite, referenced_paths, rewrite};
 
+/// How a command that runs is shown in the Rivet terminal (an action's, or
+/// an agent tool's).
+pub fn command_line(command: &str) -> String {
+    format!("\x1b[1;36m$ {command}\x1b[0m\r\n")
+}
+
 /// A unit of background work.
 #[cfg(not(target_arch = "wasm32"))]
 pub type Task = futures::future::BoxFuture<'static, ()>;
@@ -475,7 +481,7 @@ impl Runner {
     }
 
     async fn spawn(&self, turn: u64, spec: CommandSpec) -> Result<Arc<dyn Process>, String> {
-        self.terminal(format!("\x1b[1;36m$ {}\x1b[0m\r\n", spec.command));
+        self.terminal(command_line(&spec.command));
         let process: Arc<dyn Process> = Arc::from(
             self.inner
                 .cx

@@ -12,6 +12,7 @@ use super::live::{self, LiveOutput};
 use super::preview::{self, RESULT_CHARS};
 use crate::runtime::llm::ToolCall;
 use crate::runtime::protocol::Event;
+use crate::runtime::runner::command_line;
 use crate::runtime::session::{AgentStep, Decision, SessionEvent, StepStatus};
 use crate::server::agent::run::{AgentEvent, Approval, Approver, DENIED};
 use crate::server::agent::tools::{OutputSink, Tool, ToolOutput};
@@ -183,7 +184,7 @@ impl Board {
         if let Some(command) = command {
             self.streamed.store(false, Ordering::Relaxed);
             self.project.publish(SessionEvent::Terminal {
-                text: format!("\x1b[1;36m$ {command}\x1b[0m\r\n"),
+                text: command_line(&command),
             });
             self.live.start(&step.id);
         }
