@@ -31,3 +31,13 @@ for f in $(find "$pkg" -maxdepth 1 -name 'split_*.wasm' | sort); do
   printf '| lazy: %s | %d | %d | %d |\n' "$name" "$(stat -c %s "$f")" "$(gzip -9 -c "$f" | wc -c)" \
     "$( [ -f "$f.br" ] && stat -c %s "$f.br" || echo 0)"
 done
+# Code two or more lazy chunks share, fetched with the first of them.
+shared=$(find "$pkg" -maxdepth 1 -name 'chunk_*.wasm' | sort)
+if [ -n "$shared" ]; then
+  bytes=0; gz=0; br=0
+  for f in $shared; do
+    bytes=$((bytes + $(stat -c %s "$f"))); gz=$((gz + $(gzip -9 -c "$f" | wc -c)))
+    br=$((br + $( [ -f "$f.br" ] && stat -c %s "$f.br" || echo 0)))
+  done
+  printf '| lazy: shared by chunks (%d files) | %d | %d | %d |\n' "$(echo "$shared" | wc -l)" "$bytes" "$gz" "$br"
+fi

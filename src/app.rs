@@ -9,6 +9,8 @@ mod editor;
 pub mod error;
 mod file_tree;
 mod ide;
+mod lazy;
+pub mod lazy_page;
 mod markdown;
 mod page;
 mod preview;
@@ -53,11 +55,12 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
-/// The app has one page, the IDE at `/p/{project}`. It is chosen from the
-/// path by hand rather than by `leptos_router`: the router type-erases the
-/// page, which keeps a second (asynchronous) hydration of every component in
-/// the WASM bundle, and a quarter of the first load went to that and the
-/// router itself.
+/// The page is chosen from the path by hand rather than by `leptos_router`:
+/// the router type-erases the page, which keeps a second (asynchronous)
+/// hydration of every component in the WASM bundle, and a quarter of the
+/// first load went to that and the router itself. In the browser only the
+/// IDE and the small error pages hydrate through `App`
+/// (see [`lazy_page`]).
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
@@ -66,8 +69,8 @@ pub fn App() -> impl IntoView {
         page::Page::BadProject => EitherOf5::B(view! {
             <p class="not-found">"This is not a project address. " <a href="/">"Open your projects"</a></p>
         }),
-        page::Page::Import => EitherOf5::C(view! { <transfer::ImportPage /> }),
-        page::Page::Projects => EitherOf5::E(view! { <projects::ProjectsPage /> }),
+        page::Page::Import => EitherOf5::C(lazy_page::import()),
+        page::Page::Projects => EitherOf5::E(lazy_page::projects()),
         page::Page::NotFound => EitherOf5::D(view! { <p class="not-found">"Page not found."</p> }),
     };
     view! {

@@ -39,15 +39,21 @@ test('speed', async ({ page, context, browser }) => {
   const project = new URL(page.url()).pathname.split('/').pop()!;
 
   const loads: number[] = [];
-  for (let run = 0; run < 5; run++) loads.push(await firstLoadMs(browser, project));
+  const whole: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    const load = await firstLoadMs(browser, project);
+    loads.push(load.chat);
+    whole.push(load.page);
+  }
   figures.usable_chat_median_ms = median(loads);
+  figures.whole_page_hydrated_median_ms = median(whole);
 
   figures.goal_streaming_plus_2s = figures.streaming_ms + 2_000;
   figures.goal_0_7_of_by_hand = Math.round(0.7 * (figures.streaming_ms + figures.bare_ms));
-  console.log(`speed: ${JSON.stringify({ ...figures, usable_chat_runs_ms: loads })}`);
+  console.log(`speed: ${JSON.stringify({ ...figures, usable_chat_runs_ms: loads, whole_page_runs_ms: whole })}`);
   const out = path.join(__dirname, '..', 'test-results', 'bench');
   fs.mkdirSync(out, { recursive: true });
-  fs.writeFileSync(path.join(out, 'speed.json'), JSON.stringify({ ...figures, usable_chat_runs_ms: loads }, null, 2));
+  fs.writeFileSync(path.join(out, 'speed.json'), JSON.stringify({ ...figures, usable_chat_runs_ms: loads, whole_page_runs_ms: whole }, null, 2));
   expect(figures.send_to_preview_ms).toBeGreaterThan(0);
 });
 
@@ -137,9 +143,10 @@ async function streamingMs(): Promise<number> {
 }
 
 /** Opens the project in a fresh browser context (nothing cached) and
- *  returns the milliseconds from navigation start until the page is
- *  hydrated and the chat box takes input. */
-async function firstLoadMs(browser: Browser, project: string): Promise<number> {
+ *  returns the milliseconds from navigation start until the chat is
+ *  hydrated and its box takes input (`chat`), and until the whole page,
+ *  the lazily loaded workbench included, is hydrated (`page`). */
+async function firstLoadMs(browser: Browser, project: string): Promise<{ chat: number; page: number }> {
   const context = await browser.newContext({ extraHTTPHeaders: { authorization: `Bearer ${TOKEN}` } });
   try {
     const page = await context.newPage();
@@ -147,12 +154,17 @@ async function firstLoadMs(browser: Browser, project: string): Promise<number> {
     await page.waitForFunction(
       () => {
         const input = document.querySelector('[data-testid="chat-input"]') as HTMLTextAreaElement | null;
-        return document.body?.dataset.hydrated === 'true' && input !== null && !input.disabled;
+        return document.body?.dataset.chatReady === 'true' && input !== null && !input.disabled;
       },
       undefined,
       { polling: 'raf', timeout: 60_000 },
     );
-    return Math.round(await page.evaluate(() => performance.now()));
+    const chat = Math.round(await page.evaluate(() => performance.now()));
+    await page.waitForFunction(() => document.body?.dataset.hydrated === 'true', undefined, {
+      polling: 'raf',
+      timeout: 60_000,
+    });
+    return { chat, page: Math.round(await page.evaluate(() => performance.now())) };
   } finally {
     await context.close();
   }

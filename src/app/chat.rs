@@ -17,6 +17,8 @@ mod step_diff;
 
 use leptos::prelude::*;
 
+use crate::app::lazy::lazy_view;
+
 use super::session::SessionStore;
 use super::settings::LlmSettings;
 
@@ -30,6 +32,14 @@ pub fn ChatPane() -> impl IntoView {
     };
     let settings = LlmSettings::expect();
     let not_configured = move || settings.current().is_some_and(|s| !s.configured);
+    // Effects only run in the browser: the chat is hydrated and takes input
+    // (the workbench's panes may still be loading; `data-hydrated` follows
+    // once they are).
+    Effect::new(|_| {
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-chat-ready", "true");
+        }
+    });
 
     view! {
         <section class="chat-pane" aria-label="Chat">
@@ -50,7 +60,7 @@ pub fn ChatPane() -> impl IntoView {
                     <message::MessageView id />
                 </For>
             </ol>
-            <alerts::AlertList />
+            {lazy_view(alerts::alert_list_lazy)}
             <composer::Composer />
         </section>
     }

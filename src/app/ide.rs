@@ -3,13 +3,15 @@
 
 use leptos::prelude::*;
 
+use crate::app::lazy::lazy_view;
+
 use super::chat::ChatPane;
 use super::editor::EditorPane;
 use super::file_tree::FileTree;
 use super::preview::PreviewPane;
-use super::runtime_choice::{RuntimeChoice, RuntimeError, RuntimeStatus};
+use super::runtime_choice::{RuntimeChoice, RuntimeStatus};
 use super::session::SessionStore;
-use super::settings::{LlmSettings, ProviderStatus, SettingsPanel};
+use super::settings::{LlmSettings, ProviderStatus, settings_panel_lazy};
 use super::splitter::{Axis, Splitter};
 use super::terminal::TerminalPane;
 use super::workbench::Workbench;
@@ -63,13 +65,6 @@ fn Workspace() -> impl IntoView {
     };
     let settings_open = RwSignal::new(false);
     LlmSettings::provide();
-    // Effects only run in the browser, so this marks the page as hydrated for
-    // tests and scripts that drive the UI.
-    Effect::new(|_| {
-        if let Some(body) = document().body() {
-            let _ = body.set_attribute("data-hydrated", "true");
-        }
-    });
 
     view! {
         <div class="ide" style=style>
@@ -81,7 +76,7 @@ fn Workspace() -> impl IntoView {
                     "Projects"
                 </a>
                 <span class="spacer"></span>
-                <super::transfer::ExportMenu />
+                {lazy_view(super::transfer::export_menu_lazy)}
                 <RuntimeStatus />
                 <ProviderStatus settings_open />
                 <button
@@ -93,35 +88,60 @@ fn Workspace() -> impl IntoView {
                     "Settings"
                 </button>
             </header>
-            <SettingsPanel open=settings_open />
-            <RuntimeError />
+            {lazy_view(move || settings_panel_lazy(settings_open))}
+            {lazy_view(super::runtime_choice::runtime_error_lazy)}
             <div class="panes">
                 <ChatPane />
                 <Splitter axis=Axis::Columns size=layout.chat min=260.0 max=900.0 />
                 <section class="workbench" aria-label="Workbench">
-                    <div class="workbench-top">
-                        <FileTree />
-                        <Splitter axis=Axis::Columns size=layout.tree min=140.0 max=600.0 />
-                        <EditorPane />
-                        <Splitter
-                            axis=Axis::Columns
-                            size=layout.preview
-                            min=240.0
-                            max=1400.0
-                            inverted=true
-                        />
-                        <PreviewPane />
-                    </div>
-                    <Splitter
-                        axis=Axis::Rows
-                        size=layout.terminal
-                        min=80.0
-                        max=900.0
-                        inverted=true
-                    />
-                    <TerminalPane />
+                    {lazy_view(move || workbench_lazy(layout))}
                 </section>
             </div>
         </div>
+    }
+}
+
+/// The workbench's panes (file tree, editor, preview, terminal), out of the
+/// first load: a build with `cargo leptos build --split` moves them into a
+/// chunk of their own, which the server-rendered page names for preloading,
+/// so the browser fetches it beside the main bundle and hydrates the panes
+/// as soon as it arrives, after the chat.
+#[leptos::lazy]
+fn workbench_lazy(layout: Layout) -> AnyView {
+    view! { <WorkbenchPanes layout /> }.into_any()
+}
+
+#[component]
+fn WorkbenchPanes(layout: Layout) -> impl IntoView {
+    // Effects only run in the browser, so this marks the page as hydrated
+    // (the chat and, last, the workbench) for tests and scripts that drive
+    // the UI.
+    Effect::new(|_| {
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
+    view! {
+        <div class="workbench-top">
+            <FileTree />
+            <Splitter axis=Axis::Columns size=layout.tree min=140.0 max=600.0 />
+            <EditorPane />
+            <Splitter
+                axis=Axis::Columns
+                size=layout.preview
+                min=240.0
+                max=1400.0
+                inverted=true
+            />
+            <PreviewPane />
+        </div>
+        <Splitter
+            axis=Axis::Rows
+            size=layout.terminal
+            min=80.0
+            max=900.0
+            inverted=true
+        />
+        <TerminalPane />
     }
 }

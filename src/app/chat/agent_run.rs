@@ -4,6 +4,13 @@ use leptos::prelude::*;
 
 use crate::runtime::session::AgentRun;
 
+/// An agent run's footer, out of the first load (a chunk of its own with
+/// `cargo leptos build --split`).
+#[leptos::lazy]
+pub fn agent_run_footer_lazy(run: AgentRun) -> AnyView {
+    view! { <AgentRunFooter run /> }.into_any()
+}
+
 #[component]
 pub fn AgentRunFooter(run: AgentRun) -> impl IntoView {
     let usage = format!(

@@ -10,6 +10,13 @@ use crate::app::session::SessionStore;
 use crate::runtime::build_result::BuildResult;
 use crate::runtime::session::Alert;
 
+/// The alerts, out of the first load (a chunk of their own with `cargo
+/// leptos build --split`).
+#[leptos::lazy]
+pub fn alert_list_lazy() -> AnyView {
+    view! { <AlertList /> }.into_any()
+}
+
 #[component]
 pub fn AlertList() -> impl IntoView {
     let store = expect_context::<SessionStore>();

@@ -41,6 +41,13 @@ pub fn offer(state: &SessionState, message_id: &str) -> Offer {
     }
 }
 
+/// The checkpoint buttons, out of the first load (a chunk of their own with
+/// `cargo leptos build --split`).
+#[leptos::lazy]
+pub fn checkpoint_buttons_lazy(message_id: String) -> AnyView {
+    view! { <CheckpointButtons message_id /> }.into_any()
+}
+
 #[component]
 pub fn CheckpointButtons(message_id: String) -> impl IntoView {
     let store = expect_context::<SessionStore>();

@@ -4,11 +4,13 @@
 use leptos::either::{Either, EitherOf3};
 use leptos::prelude::*;
 
-use super::agent_run::AgentRunFooter;
-use super::agent_step::StepCard;
+use crate::app::lazy::lazy_view;
+
+use super::agent_run::agent_run_footer_lazy;
+use super::agent_step::step_card_lazy;
 use super::answer_text::AnswerText;
 use super::artifact::ArtifactCard;
-use super::checkpoint::CheckpointButtons;
+use super::checkpoint::checkpoint_buttons_lazy;
 use super::context::{ContextSummaryBlock, ContextUsageBadge};
 use crate::app::api::{continue_answer, retry_answer, stop_run};
 use crate::app::ide::CurrentProject;
@@ -80,7 +82,7 @@ fn AnswerBody(message: Message) -> impl IntoView {
             ),
             Part::Step { id } => {
                 let step = message.agent.as_ref().and_then(|run| run.step(id)).cloned();
-                EitherOf3::C(step.map(|step| view! { <StepCard step /> }))
+                EitherOf3::C(step.map(|step| lazy_view(move || step_card_lazy(step))))
             }
         })
         .collect_view();
@@ -89,7 +91,9 @@ fn AnswerBody(message: Message) -> impl IntoView {
     view! {
         {summary.map(|text| view! { <ContextSummaryBlock text /> })}
         {parts}
-        {run.map(|run| view! { <AgentRunFooter run /> })}
+        {run.map(|run| {
+            lazy_view(move || agent_run_footer_lazy(run))
+        })}
         <AnswerFooter message />
     }
 }
@@ -152,7 +156,10 @@ fn AnswerFooter(message: Message) -> impl IntoView {
                             }>"Retry"</button>
                         }
                     })}
-                <CheckpointButtons message_id=message.id.clone() />
+                {
+                    let id = message.id.clone();
+                    lazy_view(move || checkpoint_buttons_lazy(id))
+                }
                 {usage.map(|u| view! { <span class="message-usage" data-testid="message-usage">{u}</span> })}
                 {message.context.map(|usage| view! { <ContextUsageBadge usage /> })}
             </div>
