@@ -135,7 +135,9 @@ fn a_console_error_whose_args_hold_a_stack_keeps_only_theirs() {
 
 #[test]
 fn a_long_stack_is_cut_to_its_first_frames() {
-    let frames: Vec<String> = (0..40).map(|i| format!("    at f{i} (a.js:{i}:1)")).collect();
+    let frames: Vec<String> = (0..40)
+        .map(|i| format!("    at f{i} (a.js:{i}:1)"))
+        .collect();
     let stack = format!("Error: deep\n{}", frames.join("\n"));
     let message = with(
         "PREVIEW_UNCAUGHT_EXCEPTION",
@@ -143,7 +145,11 @@ fn a_long_stack_is_cut_to_its_first_frames() {
     );
     let (_, text) = report(message).expect("a report");
     assert_eq!(text.lines().count(), 1 + STACK_FRAMES);
-    assert!(text.ends_with(&format!("at f{} (a.js:{}:1)", STACK_FRAMES - 1, STACK_FRAMES - 1)));
+    assert!(text.ends_with(&format!(
+        "at f{} (a.js:{}:1)",
+        STACK_FRAMES - 1,
+        STACK_FRAMES - 1
+    )));
 }
 
 #[test]
@@ -229,7 +235,10 @@ fn without_the_previews_origin_its_urls_stay() {
 #[test]
 fn only_a_version_query_before_a_line_number_is_taken_out() {
     assert_eq!(
-        clean("at a.js?t=123:1:2 and b.js?x=1 and ?v=:3 and c.js?v=9z", None),
+        clean(
+            "at a.js?t=123:1:2 and b.js?x=1 and ?v=:3 and c.js?v=9z",
+            None
+        ),
         "at a.js:1:2 and b.js?x=1 and ?v=:3 and c.js?v=9z"
     );
 }
