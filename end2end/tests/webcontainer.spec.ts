@@ -136,8 +136,9 @@ test('offline: a shell tab of a WebContainer project runs jsh in the WebContaine
       timeout: APP_READY,
     })
     .toBe(true);
-  // The double's jsh is bash in the project's sandbox. What is typed before
-  // the shell runs is dropped, so the line is typed again until it answers.
+  // The double's jsh is bash in the project's sandbox, which `exec`s it from
+  // the terminal's own shell: the line is typed again until it answers, in
+  // case keys arrive while one shell replaces the other.
   await shell.locator('.xterm').click();
   await expect(async () => {
     await page.keyboard.type('echo shell-$((6*7))');

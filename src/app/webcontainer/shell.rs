@@ -13,6 +13,11 @@ use super::bindings as js;
 use super::driver::PACKAGE_URL;
 use super::runtime::error_text;
 
+/// Most input kept for a shell that has not started yet, in bytes.
+const MAX_PENDING: usize = 4096;
+
+type OutputListener = Closure<dyn Fn(String)>;
+
 /// A `jsh` of the page's WebContainer; clones share it.
 #[derive(Clone, Default)]
 pub struct Shell {
@@ -27,8 +32,12 @@ struct Inner {
     size: Cell<(u16, u16)>,
     /// Killed (its tab closed): a shell that starts afterwards ends at once.
     killed: Cell<bool>,
+    /// The shell ended, or could not start.
+    over: Cell<bool>,
+    /// What was typed before the shell started (while the page boots).
+    pending: RefCell<String>,
     /// Receives the shell's output for as long as the shell is kept.
-    on_output: RefCell<Option<Closure<dyn Fn(String)>>>,
+    on_output: RefCell<Option<OutputListener>>,
 }
 
 impl Shell {
@@ -43,26 +52,9 @@ impl Shell {
     }
 
     async fn run(self, write: Rc<dyn Fn(&str)>) {
-        let output = Rc::clone(&write);
-        let on_output = Closure::<dyn Fn(String)>::new(move |text: String| output(&text));
-        let (cols, rows) = self.inner.size.get();
-        let started = js::shell(PACKAGE_URL, cols, rows, on_output.as_ref().unchecked_ref());
-        *self.inner.on_output.borrow_mut() = Some(on_output);
-        let process: js::ShellProcess = match JsFuture::from(started).await {
-            Ok(process) => process.unchecked_into(),
-            Err(e) => {
-                write(&failed_line(&error_text(&e)));
-                return;
-            }
-        };
-        if self.inner.killed.get() {
-            process.kill();
+        let Some(process) = self.start(&write).await else {
             return;
-        }
-        if self.inner.size.get() != (cols, rows) {
-            let (cols, rows) = self.inner.size.get();
-            process.resize(cols, rows);
-        }
+        };
         let exit = process.exit();
         *self.inner.process.borrow_mut() = Some(process);
         let code = JsFuture::from(exit)
@@ -70,16 +62,57 @@ impl Shell {
             .ok()
             .and_then(|c| c.as_f64())
             .map(|c| c as i64);
+        self.inner.over.set(true);
         self.inner.process.borrow_mut().take();
         if !self.inner.killed.get() {
             write(&exited_line(code));
         }
     }
 
-    /// Types `data` into the shell (dropped before it runs or after it ended).
+    /// Waits for the page's WebContainer and spawns `jsh` on it, brought up
+    /// to the terminal's size and given what was typed meanwhile; `None`
+    /// when it could not start or its tab closed meanwhile.
+    async fn start(&self, write: &Rc<dyn Fn(&str)>) -> Option<js::ShellProcess> {
+        let output = Rc::clone(write);
+        let on_output = OutputListener::new(move |text: String| output(&text));
+        let (cols, rows) = self.inner.size.get();
+        let started = js::shell(PACKAGE_URL, cols, rows, on_output.as_ref().unchecked_ref());
+        *self.inner.on_output.borrow_mut() = Some(on_output);
+        let process: js::ShellProcess = match JsFuture::from(started).await {
+            Ok(process) => process.unchecked_into(),
+            Err(e) => {
+                self.inner.over.set(true);
+                write(&failed_line(&error_text(&e)));
+                return None;
+            }
+        };
+        if self.inner.killed.get() {
+            process.kill();
+            return None;
+        }
+        if self.inner.size.get() != (cols, rows) {
+            let (cols, rows) = self.inner.size.get();
+            process.resize(cols, rows);
+        }
+        let typed = std::mem::take(&mut *self.inner.pending.borrow_mut());
+        if !typed.is_empty() {
+            process.write(&typed);
+        }
+        Some(process)
+    }
+
+    /// Types `data` into the shell; what is typed before it starts is
+    /// kept for it (up to [`MAX_PENDING`]), what comes after it ended is
+    /// dropped.
     pub fn input(&self, data: &str) {
         if let Some(process) = self.inner.process.borrow().as_ref() {
             process.write(data);
+            return;
+        }
+        let mut pending = self.inner.pending.borrow_mut();
+        let waiting = !self.inner.killed.get() && !self.inner.over.get();
+        if waiting && pending.len() + data.len() <= MAX_PENDING {
+            pending.push_str(data);
         }
     }
 
