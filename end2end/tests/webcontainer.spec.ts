@@ -106,6 +106,76 @@ test('offline: a failed install in the browser is fixed by the automatic attempt
   await expect(page.getByTestId('runtime-status')).toHaveAttribute('data-runtime', 'webcontainer');
 });
 
+/** Skips the test unless the test server serves the double. */
+async function needsDouble(page: Page) {
+  await newProject(page);
+  const served = await servedPackage(page);
+  const reason = 'the test server serves the real @webcontainer/api, not the double (set RIVET_RUNTIME_WEBCONTAINER_DIR=end2end/webcontainer-double)';
+  if (!served.includes(DOUBLE)) console.log(`skipped: ${reason}`);
+  test.skip(!served.includes(DOUBLE), reason);
+}
+
+/** What the double recorded (see end2end/webcontainer-double/index.js). */
+async function doubleRecord(page: Page): Promise<{ spawned: { command: string; args: string[] }[]; previewMessages: { type: string }[] }> {
+  return page.evaluate(() => (globalThis as any).rivetWebContainerDouble ?? { spawned: [], previewMessages: [] });
+}
+
+test('offline: a shell tab of a WebContainer project runs jsh in the WebContainer', async ({ page }) => {
+  await needsDouble(page);
+  test.setTimeout(2 * APP_READY);
+  // Terminal WebSockets the page opens: a sandbox shell would be terminal 1.
+  const sockets: string[] = [];
+  page.on('websocket', (socket) => sockets.push(socket.url()));
+  await webcontainerProject(page);
+  await page.getByTestId('terminal-new').click();
+  const shell = page.getByTestId('terminal-shell');
+  await expect(shell.locator('.xterm')).toBeVisible();
+  // The double saw `jsh` spawned with no arguments: an interactive shell.
+  await expect
+    .poll(async () => (await doubleRecord(page)).spawned.some((s) => s.command === 'jsh' && s.args.length === 0), {
+      timeout: APP_READY,
+    })
+    .toBe(true);
+  // The double's jsh is bash in the project's sandbox, which `exec`s it from
+  // the terminal's own shell: the line is typed again until it answers, in
+  // case keys arrive while one shell replaces the other.
+  await shell.locator('.xterm').click();
+  await expect(async () => {
+    await page.keyboard.type('echo shell-$((6*7))');
+    await page.keyboard.press('Enter');
+    await expect(shell.locator('.xterm-rows')).toContainText('shell-42', { timeout: 5_000 });
+  }).toPass({ timeout: APP_READY });
+  expect(sockets.filter((url) => /\/terminals\/1\/ws/.test(url))).toEqual([]);
+});
+
+test('offline: a page error of a WebContainer preview is reported once, through the WebContainer', async ({ page }) => {
+  await needsDouble(page);
+  test.setTimeout(2 * APP_READY);
+  await webcontainerProject(page);
+  await send(page, 'page throws');
+  const frame = page.frameLocator('[data-testid="preview-frame"]');
+  await expect(frame.locator('#list')).toBeAttached({ timeout: APP_READY });
+  const results = page.locator('[data-testid="build-result"][data-stage="PageError"]');
+  await expect(results.first()).toBeVisible({ timeout: APP_READY });
+  await expect(results).toHaveCount(1);
+  const result = results.first();
+  await expect(result).toContainText('the page threw an error');
+  await expect(result).toContainText('app.js');
+  await result.locator('summary').click();
+  await expect(result).toContainText("reading 'map'");
+  // It came as the WebContainer's `preview-message`, not from the window's
+  // message (the IDE page does not forward those for this project).
+  const messages = (await doubleRecord(page)).previewMessages.map((m) => m.type);
+  expect(messages).toContain('PREVIEW_UNCAUGHT_EXCEPTION');
+  // The fix loop answers it, and the browser runs the fix.
+  await expect(page.getByTestId('message-assistant').last()).toContainText('The list renders now', {
+    timeout: APP_READY,
+  });
+  await page.getByTestId('preview-reload').click();
+  await expect(frame.locator('#list li')).toHaveCount(3, { timeout: APP_READY });
+  await expect(results).toHaveCount(1);
+});
+
 test('online: the todo app builds in a real WebContainer', async ({ page }) => {
   await newProject(page);
   const served = await servedPackage(page);

@@ -6,9 +6,21 @@
 // project's server sandbox (a terminal WebSocket per command, whose shell
 // `exec`s the command, so its exit is the command's), and `port` and
 // `server-ready` fire with the preview address once a server listens there
-// (the project's session feed reports its ports).
+// (the project's session feed reports its ports). Its previews are the
+// sandbox's preview proxy pages, whose injected reporter posts
+// `{ source: 'rivet-preview', kind, message }` to this page; booted with
+// `forwardPreviewErrors`, the double turns those into `preview-message`
+// events of the real API's shape, as the real WebContainer's preview script
+// does for its own previews.
+//
+// What it did is kept for tests in `globalThis.rivetWebContainerDouble`:
+// `spawned` (each spawn's `{ command, args }`) and `previewMessages` (each
+// `preview-message` it emitted).
 
 export const DOUBLE = 'rivet-webcontainer-double';
+
+const record = { spawned: [], previewMessages: [] };
+globalThis.rivetWebContainerDouble = record;
 
 const project = location.pathname.split('/')[2];
 const api = (path) => `/api/v1/projects/${project}/files/${path.split('/').map(encodeURIComponent).join('/')}`;
@@ -92,8 +104,11 @@ const fs = {
 
 /** A command run by a fresh shell of the project's sandbox. */
 async function spawnInSandbox(command, args, options) {
-  // WebContainer's shell is jsh; the sandbox's is bash.
+  record.spawned.push({ command, args: args.map(String) });
+  // WebContainer's shell is jsh; the sandbox's is bash. `jsh` alone is an
+  // interactive shell, as `bash` on the terminal is.
   const program = command === 'jsh' ? 'bash' : command;
+  const interactive = command === 'jsh' && args.length === 0;
   const line = [program, ...args].map((a) => `'${String(a).replace(/'/g, `'\\''`)}'`).join(' ');
   const size = (options && options.terminal) || { cols: 120, rows: 30 };
   spawned += 1;
@@ -142,18 +157,67 @@ async function spawnInSandbox(command, args, options) {
     exit,
     output,
     input: new WritableStream({ write: (chunk) => send(chunk) }),
-    kill: () => send('\x03'),
+    // An interactive shell ignores ^C; ^D on its empty line ends it.
+    kill: () => send(interactive ? '\x03\x04' : '\x03'),
     resize: ({ cols, rows }) => socket.send(JSON.stringify({ type: 'resize', cols, rows })),
   };
 }
 
+/** The reporter's kinds as the real API's `PreviewMessageType`s. */
+const PREVIEW_MESSAGE_TYPES = {
+  error: 'PREVIEW_UNCAUGHT_EXCEPTION',
+  rejection: 'PREVIEW_UNHANDLED_REJECTION',
+  console: 'PREVIEW_CONSOLE_ERROR',
+};
+
+/** A reporter's post as the real API's `PreviewMessage`. */
+function previewMessage(data, port) {
+  const type = PREVIEW_MESSAGE_TYPES[data.kind];
+  if (!type || typeof data.message !== 'string') return null;
+  // A cross-origin frame's location is not the double's to read.
+  const base = { type, previewId: String(port), port, pathname: '', search: '', hash: '' };
+  if (type === 'PREVIEW_CONSOLE_ERROR') return { ...base, args: [data.message], stack: '' };
+  // The reporter sends an error's stack, which begins with its message.
+  const text =
+    type === 'PREVIEW_UNHANDLED_REJECTION' ? data.message.replace(/^Unhandled promise rejection: /, '') : data.message;
+  return { ...base, message: text.split('\n')[0], stack: text };
+}
+
 class WebContainerDouble {
-  constructor() {
+  constructor(options) {
     this.fs = fs;
     this.workdir = '/home/project';
-    this.listeners = { port: [], 'server-ready': [], error: [] };
+    this.listeners = { port: [], 'server-ready': [], 'preview-message': [], error: [] };
     this.ports = new Map();
     this.followPorts();
+    if (options.forwardPreviewErrors) this.forwardPreviewErrors(options.forwardPreviewErrors);
+  }
+
+  /** Emits 'preview-message' for what the reporter of a preview posts. */
+  forwardPreviewErrors(mode) {
+    addEventListener('message', (event) => {
+      const port = this.previewPort(event.origin);
+      const data = event.data;
+      if (port === null || !data || data.source !== 'rivet-preview') return;
+      if (mode === 'exceptions-only' && data.kind === 'console') return;
+      const message = previewMessage(data, port);
+      if (!message) return;
+      record.previewMessages.push(message);
+      this.emit('preview-message', message);
+    });
+  }
+
+  /** The port of the preview served at `origin` (by the server's name for
+   *  it, or by this page's, which the preview pane uses), or null. */
+  previewPort(origin) {
+    for (const [port, url] of this.ports) {
+      if (!url) continue;
+      const address = new URL(url);
+      const here = new URL(url);
+      here.hostname = location.hostname;
+      if (origin === address.origin || origin === here.origin) return port;
+    }
+    return null;
   }
 
   on(event, listener) {
@@ -232,7 +296,7 @@ export class WebContainer {
     if (options.coep !== 'credentialless') throw new Error('Rivet boots with coep: credentialless');
     if (!crossOriginIsolated) throw new Error('SharedArrayBuffer needs cross-origin isolation');
     if (instance) throw new Error('Only a single WebContainer instance can be booted');
-    instance = new WebContainerDouble();
+    instance = new WebContainerDouble(options);
     return instance;
   }
 }

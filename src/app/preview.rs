@@ -5,7 +5,7 @@
 //! the server when the person picks it (`open_preview`).
 
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
-mod reporter;
+pub(super) mod reporter;
 
 use leptos::either::EitherOf3;
 use leptos::prelude::*;
@@ -74,9 +74,14 @@ pub fn PreviewPane() -> impl IntoView {
             .and_then(|p| p.url)
             .map(|url| on_this_host(&url))
     });
-    // Errors the previewed page reports become build results.
+    // Errors the previewed page reports become build results (a
+    // WebContainer project's come from its WebContainer instead).
     #[cfg(feature = "hydrate")]
-    reporter::forward(project.clone(), url);
+    reporter::forward(
+        project.clone(),
+        url,
+        use_context::<super::runtime_choice::RuntimeChoice>().map(|choice| choice.kind),
+    );
     // Asks the server for an address for a port that has none; the address
     // arrives through the session too.
     let ask = Action::new(move |port: &u16| open_preview(project.clone(), *port));

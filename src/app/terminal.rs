@@ -1,5 +1,6 @@
 //! The terminal pane: a "Rivet" tab with every command the model's actions
-//! run and their output, and interactive shell tabs on the project's sandbox.
+//! run and their output, and interactive shell tabs where the project runs
+//! (`bash` in its server sandbox, or `jsh` in the page's WebContainer).
 
 #[cfg(feature = "hydrate")]
 mod xterm;

@@ -18,5 +18,7 @@ pub fn environment_failure() -> Option<BootFailure> {
 mod bindings;
 mod driver;
 mod runtime;
+mod shell;
 
 pub use driver::start;
+pub use shell::Shell;

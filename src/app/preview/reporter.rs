@@ -4,28 +4,64 @@
 //! message counts only when it comes from the origin of the preview shown
 //! and has the reporter's shape; it then goes to `report_page_error`, which
 //! makes it a build result of the project.
+//!
+//! A `webcontainer` project's previews are the WebContainer's own pages: it
+//! reports their errors itself (`preview-message`, converted by
+//! `reporter/preview_message.rs`), and the window's messages are not
+//! forwarded for it, so each error is reported by one path only.
+
+pub mod preview_message;
 
 use serde::Deserialize;
+
+use crate::runtime::kind::RuntimeKind;
 
 /// Longest message forwarded, in bytes (the reporter sends less).
 const MAX_MESSAGE: usize = 16 * 1024;
 
-/// What the reporter posts.
-#[derive(Deserialize, Debug, PartialEq, Eq)]
+/// An error of the previewed page, as `report_page_error` takes it.
+#[derive(Debug, PartialEq, Eq)]
 pub struct PageReport {
-    source: String,
+    /// `error`, `rejection` or `console`.
     pub kind: String,
     pub message: String,
 }
 
+impl PageReport {
+    /// The report, when it has a known kind and a message of a sane size.
+    fn checked(kind: &str, message: String) -> Option<PageReport> {
+        let valid = matches!(kind, "error" | "rejection" | "console")
+            && !message.trim().is_empty()
+            && message.len() <= MAX_MESSAGE;
+        valid.then(|| PageReport {
+            kind: kind.to_owned(),
+            message,
+        })
+    }
+}
+
+/// What the proxy's reporter posts.
+#[derive(Deserialize)]
+struct Posted {
+    source: String,
+    kind: String,
+    message: String,
+}
+
 /// The report a message's data (as JSON) holds, when it is one.
 pub fn parse(json: &str) -> Option<PageReport> {
-    let report: PageReport = serde_json::from_str(json).ok()?;
-    let valid = report.source == "rivet-preview"
-        && matches!(report.kind.as_str(), "error" | "rejection" | "console")
-        && !report.message.trim().is_empty()
-        && report.message.len() <= MAX_MESSAGE;
-    valid.then_some(report)
+    let posted: Posted = serde_json::from_str(json).ok()?;
+    if posted.source != "rivet-preview" {
+        return None;
+    }
+    PageReport::checked(&posted.kind, posted.message)
+}
+
+/// Whether the window's messages report the page errors of a project that
+/// runs on `runtime` (unknown until the server answers): not for a
+/// WebContainer project, whose WebContainer reports them.
+pub fn window_reports(runtime: Option<RuntimeKind>) -> bool {
+    runtime != Some(RuntimeKind::Webcontainer)
 }
 
 /// The origin of `url` as a browser writes it (`MessageEvent.origin`):
@@ -47,17 +83,32 @@ pub fn origin_of(url: &str) -> Option<String> {
     Some(format!("{scheme}://{authority}"))
 }
 
-/// Listens for the reporter's messages while the preview pane lives.
+/// Sends a report to the server, which makes it a build result.
+#[cfg(feature = "hydrate")]
+pub fn send(project: crate::runtime::project::ProjectId, report: PageReport) {
+    use crate::app::api::report_page_error;
+
+    leptos::task::spawn_local(async move {
+        if let Err(e) = report_page_error(project, report.kind, report.message).await {
+            leptos::logging::warn!("the preview's error was not recorded: {e}");
+        }
+    });
+}
+
+/// Listens for the reporter's messages while the preview pane lives, for a
+/// project whose runtime (`runtime`) does not report them itself.
 #[cfg(feature = "hydrate")]
 pub fn forward(
     project: crate::runtime::project::ProjectId,
     preview_url: leptos::prelude::Signal<Option<String>>,
+    runtime: Option<leptos::prelude::RwSignal<Option<RuntimeKind>>>,
 ) {
     use leptos::prelude::*;
 
-    use crate::app::api::report_page_error;
-
     let handle = window_event_listener(leptos::ev::message, move |event| {
+        if !window_reports(runtime.and_then(|kind| kind.get_untracked())) {
+            return;
+        }
         let expected = preview_url.get_untracked().as_deref().and_then(origin_of);
         if expected.as_deref() != Some(event.origin().as_str()) {
             return;
@@ -69,12 +120,7 @@ pub fn forward(
         else {
             return;
         };
-        let project = project.clone();
-        leptos::task::spawn_local(async move {
-            if let Err(e) = report_page_error(project, report.kind, report.message).await {
-                leptos::logging::warn!("the preview's error was not recorded: {e}");
-            }
-        });
+        send(project.clone(), report);
     });
     on_cleanup(move || handle.remove());
 }
@@ -109,6 +155,13 @@ mod tests {
             "x".repeat(MAX_MESSAGE + 1)
         );
         assert_eq!(parse(&long), None);
+    }
+
+    #[test]
+    fn a_webcontainer_projects_page_errors_are_not_taken_from_the_window() {
+        assert!(!window_reports(Some(RuntimeKind::Webcontainer)));
+        assert!(window_reports(Some(RuntimeKind::Sandbox)));
+        assert!(window_reports(None));
     }
 
     #[test]

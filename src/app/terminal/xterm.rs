@@ -1,13 +1,19 @@
 //! xterm.js bindings (the `@xterm/xterm` global build), the fit addon, and
-//! the two kinds of tab: the Rivet log and a shell over a WebSocket.
+//! the kinds of tab: the Rivet log, a shell of the server's sandbox over a
+//! WebSocket, and for a `webcontainer` project `jsh` in the page's
+//! WebContainer (`xterm/webcontainer.rs`).
+
+mod webcontainer;
 
 use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue, closure::Closure, prelude::wasm_bindgen};
 
 use super::TabId;
 use crate::app::ide::CurrentProject;
+use crate::app::runtime_choice::RuntimeChoice;
 use crate::app::scripts::load_xterm;
 use crate::app::session::SessionStore;
+use crate::runtime::kind::RuntimeKind;
 
 #[wasm_bindgen]
 extern "C" {
@@ -58,8 +64,23 @@ pub fn mount(
 ) {
     let store = expect_context::<SessionStore>();
     let project = expect_context::<CurrentProject>().0;
+    let runtime = use_context::<RuntimeChoice>().map(|choice| choice.kind);
+    let shell = webcontainer::shell_slot();
+    let mounted = StoredValue::new(false);
     Effect::new(move |_| {
         let Some(element) = host.get() else { return };
+        // A shell runs where the project does: wait until the page knows.
+        let runs_on = match (tab, runtime) {
+            (Some(_), Some(kind)) => match kind.get() {
+                Some(kind) => Some(kind),
+                None => return,
+            },
+            _ => None,
+        };
+        if mounted.get_value() {
+            return;
+        }
+        mounted.set_value(true);
         let project = project.clone();
         leptos::task::spawn_local(async move {
             if let Err(e) = load_xterm().await {
@@ -85,6 +106,9 @@ pub fn mount(
                     });
                     let fit = std::rc::Rc::clone(&fit);
                     std::rc::Rc::new(move || fit.fit())
+                }
+                Some(_) if runs_on == Some(RuntimeKind::Webcontainer) => {
+                    webcontainer::connect(&terminal, &fit, shell)
                 }
                 Some(n) => connect_shell(&project.to_string(), n, &terminal, &fit),
             };

@@ -37,3 +37,24 @@ extern "C" {
         on_output: &Function,
     ) -> Promise;
 }
+
+#[wasm_bindgen(module = "/src/app/webcontainer/glue.js")]
+extern "C" {
+    /// An interactive `jsh` of the page's WebContainer (booted from `url`
+    /// if nothing booted it yet); resolves to a [`ShellProcess`], rejects
+    /// when the boot fails.
+    #[wasm_bindgen(js_name = wcShell)]
+    pub fn shell(url: &str, cols: u16, rows: u16, on_output: &Function) -> Promise;
+
+    /// A process `wcShell` started.
+    pub type ShellProcess;
+    /// Resolves to the exit code.
+    #[wasm_bindgen(method, getter)]
+    pub fn exit(this: &ShellProcess) -> Promise;
+    #[wasm_bindgen(method)]
+    pub fn write(this: &ShellProcess, text: &str);
+    #[wasm_bindgen(method)]
+    pub fn resize(this: &ShellProcess, cols: u16, rows: u16);
+    #[wasm_bindgen(method)]
+    pub fn kill(this: &ShellProcess);
+}

@@ -14,10 +14,13 @@ use async_trait::async_trait;
 use futures::channel::mpsc;
 use futures::{FutureExt, StreamExt};
 use leptos::prelude::*;
+use wasm_bindgen::{JsCast, JsValue, closure::Closure};
 
 use super::bindings as js;
 use super::runtime::{WebContainerRuntime, error_text, sleep};
 use crate::app::browser_runtime::{browser_answers, browser_files, mirror_file, report_events};
+use crate::app::preview::reporter::preview_message::PreviewMessage;
+use crate::app::preview::reporter::{origin_of, send as send_page_report};
 use crate::runtime::host::{
     CommandSpec, DirEntry, EventStream, FsEvent, PortEvent, Process, PtySize, Runtime, RuntimeError,
 };
@@ -59,7 +62,8 @@ fn run_lazy(project: ProjectId, failure: RwSignal<Option<BootFailure>>) {
                 return;
             }
         };
-        let runtime = Rc::new(WebContainerRuntime::new(wc));
+        let runtime = Rc::new(WebContainerRuntime::new(wc.clone()));
+        forward_page_errors(&wc, &project, &runtime);
         let outbox = report(project.clone());
         {
             let outbox = outbox.clone();
@@ -87,6 +91,28 @@ async fn boot() -> Result<wasm_bindgen::JsValue, BootFailure> {
             BOOT_TIMEOUT.as_secs()
         ))),
     }
+}
+
+/// Reports the errors of the WebContainer's previews (its `preview-message`
+/// events) as the sandbox preview's reporter does: each becomes a build
+/// result of the project.
+fn forward_page_errors(wc: &JsValue, project: &ProjectId, runtime: &Rc<WebContainerRuntime>) {
+    let (project, runtime) = (project.clone(), Rc::clone(runtime));
+    let listener = Closure::<dyn Fn(String)>::new(move |json: String| {
+        let Some(message) = PreviewMessage::parse(&json) else {
+            return;
+        };
+        let origin = message
+            .port
+            .and_then(|port| runtime.url_of(port))
+            .and_then(|url| origin_of(&url));
+        if let Some(report) = message.report(origin.as_deref()) {
+            send_page_report(project.clone(), report);
+        }
+    });
+    js::on(wc, "preview-message", listener.as_ref().unchecked_ref());
+    // Lives as long as the page's one WebContainer.
+    listener.forget();
 }
 
 /// Sends session events to the server in order, in batches.

@@ -7,7 +7,9 @@ let booting = null;
 export function wcBoot(url) {
   if (!booting) {
     booting = import(url).then((m) =>
-      m.WebContainer.boot({ coep: 'credentialless', workdirName: 'project' }),
+      // `forwardPreviewErrors`: the previews' uncaught exceptions, unhandled
+      // rejections and console errors arrive as 'preview-message' events.
+      m.WebContainer.boot({ coep: 'credentialless', workdirName: 'project', forwardPreviewErrors: true }),
     );
     booting.catch(() => {
       booting = null;
@@ -50,7 +52,8 @@ export function wcWatch(wc, listener) {
 }
 
 // `listener(port, open, url)` for 'port', `listener(port, true, url)` for
-// 'server-ready', `listener(message)` for 'error'.
+// 'server-ready', `listener(json)` for 'preview-message' (the message as
+// JSON), `listener(message)` for 'error'.
 export function wcOn(wc, event, listener) {
   if (event === 'port') {
     return wc.on('port', (port, type, url) => listener(port, type === 'open', url));
@@ -58,12 +61,67 @@ export function wcOn(wc, event, listener) {
   if (event === 'server-ready') {
     return wc.on('server-ready', (port, url) => listener(port, true, url));
   }
+  if (event === 'preview-message') {
+    return wc.on('preview-message', (message) => listener(previewMessageJson(message)));
+  }
   return wc.on('error', (error) => listener(String(error && error.message ? error.message : error)));
+}
+
+// A console error's arguments may hold what JSON cannot write (a cycle, a
+// BigInt): those are written with String().
+function previewMessageJson(message) {
+  try {
+    return JSON.stringify(message);
+  } catch {
+    const args = Array.isArray(message.args) ? message.args : [];
+    return JSON.stringify({
+      ...message,
+      args: args.map((arg) => {
+        try {
+          JSON.stringify(arg);
+          return arg;
+        } catch {
+          return String(arg);
+        }
+      }),
+    });
+  }
 }
 
 // Runs `command` with jsh; `onOutput(text)` receives its terminal output.
 export async function wcSpawn(wc, command, cols, rows, onOutput) {
   const process = await wc.spawn('jsh', ['-c', command], { terminal: { cols, rows } });
+  return processHandle(process, onOutput);
+}
+
+// How long a shell waits for the page's WebContainer to boot (as long as
+// the driver does).
+const SHELL_BOOT_TIMEOUT_MS = 60_000;
+
+// An interactive jsh in the page's one WebContainer, on a terminal of
+// `cols` x `rows`; waits for the boot (started here if nothing started it
+// yet). `onOutput(text)` receives its output. Rejects when the boot fails.
+export async function wcShell(url, cols, rows, onOutput) {
+  let timer = null;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the WebContainer did not boot: timed out after ${SHELL_BOOT_TIMEOUT_MS / 1000} s`)),
+      SHELL_BOOT_TIMEOUT_MS,
+    );
+  });
+  let wc;
+  try {
+    wc = await Promise.race([wcBoot(url), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+  const process = await wc.spawn('jsh', { terminal: { cols, rows } });
+  const handle = processHandle(process, onOutput);
+  // Keystrokes after the shell ended go nowhere.
+  return { ...handle, write: (text) => handle.write(text).catch(() => {}) };
+}
+
+function processHandle(process, onOutput) {
   process.output.pipeTo(new WritableStream({ write: (chunk) => onOutput(chunk) })).catch(() => {});
   const input = process.input.getWriter();
   return {
