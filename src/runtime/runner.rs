@@ -573,8 +573,18 @@ impl Runner {
                 status = exit => break status,
             }
         };
-        // What the process wrote just before it exited may still be in flight
-        // (unless its output has already ended: then there is no wait).
+        self.drain_output(&mut output, tail).await;
+        status
+    }
+
+    /// Copies what a process wrote just before it exited, which may still
+    /// be in flight (unless its output has already ended: then there is no
+    /// wait).
+    async fn drain_output(
+        &self,
+        output: &mut futures::stream::Fuse<EventStream<Vec<u8>>>,
+        tail: &mut OutputTail,
+    ) {
         let mut deadline = (self.inner.cx.sleep)(DRAIN_AFTER_EXIT).fuse();
         while !output.is_terminated() {
             futures::select! {
@@ -585,7 +595,6 @@ impl Runner {
                 () = deadline => break,
             }
         }
-        status
     }
 
     fn copy_output(&self, bytes: &[u8], tail: &mut OutputTail) {
@@ -694,6 +703,8 @@ impl Runner {
                 status = exit => break status,
             }
         };
+        // The exit may win the race with the server's last words.
+        self.drain_output(&mut output, &mut tail).await;
         if let Some(error) = compile_error.take() {
             self.report_compile_error(&error, &action);
         }

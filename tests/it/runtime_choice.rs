@@ -227,3 +227,80 @@ async fn a_webcontainer_answer_is_relayed_to_the_tab_which_reports_back() {
     assert_eq!(last["status"], "complete", "{last}");
     assert_eq!(last["text"].as_str().unwrap(), text);
 }
+
+/// The first bytes of a PNG file: not UTF-8.
+const PNG: &[u8] = &[
+    0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0xfe,
+];
+
+async fn mirror(serve: &Serve, project: &str, change: serde_json::Value) -> u16 {
+    let body = serde_json::json!({"project": project, "change": change});
+    post_json(serve, "mirror_file", body).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_binary_file_written_in_the_browser_runtime_is_byte_exact_on_the_server() {
+    use rivet::runtime::relay::{FileContent, FileMirror};
+
+    let data = tempfile::tempdir().unwrap();
+    let serve = Serve::start(data.path(), "webcontainer").await;
+    let project = serve.new_project().await;
+    let change = FileMirror::Write {
+        path: "public/logo.png".into(),
+        content: FileContent::new(PNG),
+    };
+    let change = serde_json::to_value(change).unwrap();
+    assert_eq!(change["encoding"], "base64", "{change}");
+    assert_eq!(mirror(&serve, &project, change).await, 200);
+    let file = serve
+        .http
+        .get(serve.url(&format!("/api/v1/projects/{project}/files/public/logo.png")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(file.bytes().await.unwrap().as_ref(), PNG);
+
+    let invalid =
+        serde_json::json!({"type": "write", "path": "x.png", "content": "!", "encoding": "base64"});
+    assert_ne!(mirror(&serve, &project, invalid).await, 200);
+    // Removing what is gone already changes nothing.
+    let gone = serde_json::json!({"type": "remove", "path": "gone.txt"});
+    assert_eq!(mirror(&serve, &project, gone).await, 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_browser_snapshot_returns_a_binary_file_and_its_bytes_round_trip() {
+    use rivet::runtime::relay::BrowserSnapshot;
+
+    let data = tempfile::tempdir().unwrap();
+    let serve = Serve::start(data.path(), "webcontainer").await;
+    let project = serve.new_project().await;
+    let base64 = "iVBORw0KGgoA//4=";
+    let too_large = "x".repeat(1024 * 1024 + 1);
+    for change in [
+        // Today's text-only JSON.
+        serde_json::json!({"type": "write", "path": "index.html", "content": "<p>hi</p>"}),
+        serde_json::json!({"type": "write", "path": "public/logo.png", "content": base64, "encoding": "base64"}),
+        serde_json::json!({"type": "write", "path": "node_modules/react/index.js", "content": "x"}),
+        serde_json::json!({"type": "write", "path": "public/huge.txt", "content": too_large}),
+    ] {
+        assert_eq!(mirror(&serve, &project, change).await, 200);
+    }
+    let (status, body) = serve.call("browser_files", &[("project", &project)]).await;
+    assert_eq!(status, 200, "{body}");
+    let snapshot: BrowserSnapshot = serde_json::from_str(&body).unwrap();
+    let mut files: Vec<(&str, &[u8])> = snapshot
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.content.as_bytes()))
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            ("index.html", "<p>hi</p>".as_bytes()),
+            ("public/logo.png", PNG)
+        ],
+        "no skipped folder, nothing over the size cap"
+    );
+}

@@ -3,7 +3,9 @@
 //! again, then parses the answers the server relays and runs their actions
 //! with the shared runner. Every session event is sent to the server, which
 //! records and publishes it; this tab folds it when it comes back on the
-//! feed, like any other tab.
+//! feed, like any other tab. Every file change is repeated on the server:
+//! the runner's as it makes them, the ones commands make by the watch
+//! mirror (`runtime::relay::watch`).
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -27,7 +29,8 @@ use crate::runtime::host::{
 use crate::runtime::kind::BootFailure;
 use crate::runtime::project::ProjectId;
 use crate::runtime::protocol::{Event, Parser};
-use crate::runtime::relay::{FileMirror, RelayEvent};
+use crate::runtime::relay::watch::{MirrorLog, WINDOW, WatchMirror};
+use crate::runtime::relay::{FileContent, FileMirror, RelayEvent};
 use crate::runtime::runner::{OpenedPreview, PreviewError, PreviewHooks, Runner, RunnerContext};
 use crate::runtime::session::{LineDecoder, SessionEvent};
 
@@ -74,8 +77,11 @@ fn run_lazy(project: ProjectId, failure: RwSignal<Option<BootFailure>>) {
                 );
             });
         }
-        let runner = runner(&project, &runtime, &outbox);
-        resume(&project, &runtime, &outbox).await;
+        let log = MirrorLog::default();
+        let mirrored = mirrored(&project, &runtime, &log);
+        watch(&project, &mirrored, &runtime, log.clone());
+        let runner = runner(&mirrored, &runtime, &outbox);
+        resume(&project, &runtime, &outbox, &log).await;
         follow_answers(project, runner, outbox).await;
     });
 }
@@ -129,6 +135,50 @@ fn report(project: ProjectId) -> Outbox {
     tx
 }
 
+// The browser's callbacks are not `Send`; the runner's `Arc`s hold them all
+// the same.
+#[allow(clippy::arc_with_non_send_sync)]
+fn mirrored(
+    project: &ProjectId,
+    runtime: &Rc<WebContainerRuntime>,
+    log: &MirrorLog,
+) -> Arc<dyn Runtime> {
+    Arc::new(Mirrored {
+        inner: Rc::clone(runtime),
+        project: project.clone(),
+        log: log.clone(),
+    })
+}
+
+/// Repeats on the server the file changes of commands (an install, a
+/// build, a shell), in order.
+fn watch(
+    project: &ProjectId,
+    mirrored: &Arc<dyn Runtime>,
+    runtime: &WebContainerRuntime,
+    log: MirrorLog,
+) {
+    let (tx, mut rx) = mpsc::unbounded::<FileMirror>();
+    let project = project.clone();
+    leptos::task::spawn_local(async move {
+        while let Some(change) = rx.next().await {
+            if let Err(e) = mirror_file(project.clone(), change).await {
+                leptos::logging::warn!("the server did not take a file change: {e}");
+            }
+        }
+    });
+    let mirror = WatchMirror {
+        runtime: Arc::clone(mirrored),
+        sleep: Arc::new(|duration| sleep(duration).boxed_local()),
+        sink: Arc::new(move |change| {
+            let _ = tx.unbounded_send(change);
+        }),
+        log,
+        window: WINDOW,
+    };
+    leptos::task::spawn_local(mirror.run(runtime.fs_events()));
+}
+
 fn terminal(outbox: &Outbox, text: &str) {
     let _ = outbox.unbounded_send(SessionEvent::Terminal {
         text: text.to_owned(),
@@ -138,14 +188,15 @@ fn terminal(outbox: &Outbox, text: &str) {
 // The browser's callbacks are not `Send`; the runner's `Arc`s hold them all
 // the same.
 #[allow(clippy::arc_with_non_send_sync)]
-fn runner(project: &ProjectId, runtime: &Rc<WebContainerRuntime>, outbox: &Outbox) -> Runner {
+fn runner(
+    mirrored: &Arc<dyn Runtime>,
+    runtime: &Rc<WebContainerRuntime>,
+    outbox: &Outbox,
+) -> Runner {
     let (url_of, open_of) = (Rc::clone(runtime), Rc::clone(runtime));
     let sink = outbox.clone();
     Runner::new(RunnerContext {
-        runtime: Arc::new(Mirrored {
-            inner: Rc::clone(runtime),
-            project: project.clone(),
-        }),
+        runtime: Arc::clone(mirrored),
         sink: Arc::new(move |event| {
             let _ = sink.unbounded_send(event);
         }),
@@ -168,9 +219,14 @@ fn runner(project: &ProjectId, runtime: &Rc<WebContainerRuntime>, outbox: &Outbo
     })
 }
 
-/// Mounts the project's files from the server, installs its dependencies
-/// and starts its dev server again.
-async fn resume(project: &ProjectId, runtime: &WebContainerRuntime, outbox: &Outbox) {
+/// Mounts the project's files from the server (noted in `log`: the server
+/// has them), installs its dependencies and starts its dev server again.
+async fn resume(
+    project: &ProjectId,
+    runtime: &WebContainerRuntime,
+    outbox: &Outbox,
+    log: &MirrorLog,
+) {
     let snapshot = match browser_files(project.clone()).await {
         Ok(snapshot) => snapshot,
         Err(e) => {
@@ -181,13 +237,17 @@ async fn resume(project: &ProjectId, runtime: &WebContainerRuntime, outbox: &Out
             return;
         }
     };
-    for (path, content) in &snapshot.files {
-        if let Err(e) = runtime.write_file(path, content.as_bytes()).await {
+    for file in &snapshot.files {
+        log.wrote(&file.path, file.content.as_bytes());
+        if let Err(e) = runtime
+            .write_file(&file.path, file.content.as_bytes())
+            .await
+        {
             terminal(outbox, &format!("\x1b[31m# Rivet: {e}\x1b[0m\r\n"));
         }
     }
     let Some(start) = snapshot.start else { return };
-    let has_manifest = snapshot.files.iter().any(|(p, _)| p == "package.json");
+    let has_manifest = snapshot.files.iter().any(|f| f.path == "package.json");
     if has_manifest && !run_shown(runtime, outbox, CommandSpec::command("npm install")).await {
         return;
     }
@@ -297,6 +357,8 @@ fn forward(message_id: &str, events: Vec<Event>, runner: &Runner, outbox: &Outbo
 struct Mirrored {
     inner: Rc<WebContainerRuntime>,
     project: ProjectId,
+    /// Tells the watch mirror what the server has already.
+    log: MirrorLog,
 }
 
 impl Mirrored {
@@ -318,11 +380,11 @@ impl Runtime for Mirrored {
     }
 
     async fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), RuntimeError> {
+        self.log.wrote(path, contents);
         self.inner.write_file(path, contents).await?;
-        let content = String::from_utf8_lossy(contents).into_owned();
         let change = FileMirror::Write {
             path: path.to_owned(),
-            content,
+            content: FileContent::new(contents),
         };
         self.mirror(path, change).await
     }
@@ -332,6 +394,7 @@ impl Runtime for Mirrored {
     }
 
     async fn remove(&self, path: &str) -> Result<(), RuntimeError> {
+        self.log.removed(path);
         self.inner.remove(path).await?;
         let change = FileMirror::Remove {
             path: path.to_owned(),
@@ -341,6 +404,7 @@ impl Runtime for Mirrored {
 
     async fn rename(&self, from: &str, to: &str) -> Result<(), RuntimeError> {
         self.inner.rename(from, to).await?;
+        self.log.renamed(from, to);
         let change = FileMirror::Rename {
             from: from.to_owned(),
             to: to.to_owned(),

@@ -15,7 +15,9 @@ use crate::runtime::host::{EntryKind, RuntimeError, checked_path};
 use crate::runtime::kind::RuntimeKind;
 use crate::runtime::project::ProjectId;
 use crate::runtime::protocol::ActionKind;
-use crate::runtime::relay::{BrowserSnapshot, FileMirror, RelayEvent, reportable};
+use crate::runtime::relay::{
+    BrowserSnapshot, FileContent, FileMirror, MountedFile, RelayEvent, reportable,
+};
 use crate::runtime::session::{SessionEvent, SessionState};
 use crate::runtime::tree::is_inside_skipped_dir;
 use crate::server::state::AppState;
@@ -156,7 +158,8 @@ pub async fn report(
     Ok(())
 }
 
-/// Repeats a file change of the browser's runtime on the server's copy.
+/// Repeats a file change of the browser's runtime on the server's copy,
+/// byte for byte. Removing what is gone already changes nothing.
 pub async fn mirror(
     state: &AppState,
     project: &ProjectId,
@@ -173,7 +176,10 @@ pub async fn mirror(
         }
         FileMirror::Remove { path } => {
             let path = checked_path(&path)?;
-            runtime.remove(path.as_str()).await?;
+            match runtime.remove(path.as_str()).await {
+                Ok(()) | Err(RuntimeError::NotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
         }
         FileMirror::Rename { from, to } => {
             let (from, to) = (checked_path(&from)?, checked_path(&to)?);
@@ -183,7 +189,8 @@ pub async fn mirror(
     Ok(())
 }
 
-/// The project's text files and its dev server command, for a tab that
+/// The project's files (byte for byte, outside skipped folders, up to
+/// [`LARGEST_MOUNTED_FILE`]) and its dev server command, for a tab that
 /// boots a WebContainer.
 pub async fn snapshot(
     state: &AppState,
@@ -198,9 +205,11 @@ pub async fn snapshot(
         {
             continue;
         }
-        if let Ok(text) = String::from_utf8(handle.runtime.read_file(&entry.path).await?) {
-            files.push((entry.path, text));
-        }
+        let content = FileContent::new(handle.runtime.read_file(&entry.path).await?);
+        files.push(MountedFile {
+            path: entry.path,
+            content,
+        });
     }
     let start = handle.session.read(latest_start);
     Ok(BrowserSnapshot { files, start })
