@@ -5,9 +5,14 @@
 # when the build wrote them (`--precompress`), as the brotli copies the server
 # sends. Run after `cargo leptos build --release`. File names may carry the
 # build's content hash (`rivet.<hash>.wasm`).
+#
+# With `--max BYTES` it fails when the WASM and its JavaScript glue (the
+# main module, rivet.js and the chunk loader), gzipped, weigh more.
 set -euo pipefail
+max=""
+if [ "${1:-}" = "--max" ]; then max=${2:?--max needs a number of bytes}; fi
 pkg="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/target/site/pkg"
-total=0; total_gz=0; total_br=0
+total=0; total_gz=0; total_br=0; code_gz=0
 printf '| file | bytes | gzip -9 | brotli (served) |\n|---|---:|---:|---:|\n'
 row() { # file label
   local f=$1 bytes gz br
@@ -15,6 +20,7 @@ row() { # file label
   gz=$(gzip -9 -c "$f" | wc -c)
   br=$( [ -f "$f.br" ] && stat -c %s "$f.br" || echo 0)
   total=$((total + bytes)); total_gz=$((total_gz + gz)); total_br=$((total_br + br))
+  case $2 in *.css) ;; *) code_gz=$((code_gz + gz)) ;; esac
   printf '| %s | %d | %d | %d |\n' "$2" "$bytes" "$gz" "$br"
 }
 for ext in wasm js css; do
@@ -40,4 +46,9 @@ if [ -n "$shared" ]; then
     br=$((br + $( [ -f "$f.br" ] && stat -c %s "$f.br" || echo 0)))
   done
   printf '| lazy: shared by chunks (%d files) | %d | %d | %d |\n' "$(echo "$shared" | wc -l)" "$bytes" "$gz" "$br"
+fi
+echo "WASM and glue before the chat is usable: $code_gz bytes gzip"
+if [ -n "$max" ] && [ "$code_gz" -gt "$max" ]; then
+  echo "the first load is over its limit of $max bytes gzip" >&2
+  exit 1
 fi

@@ -26,6 +26,9 @@ step "Release build (server and WASM)"
 # --precompress writes the brotli and gzip copies the server sends.
 cargo leptos build --release --split --precompress
 
+step "First load: WASM and glue at most 400,000 bytes gzip"
+./scripts/bundle-size.sh --max 400000
+
 step "Rust tests"
 cargo test --release --features ssr
 
