@@ -251,7 +251,8 @@ pub trait Runtime: MaybeSendSync {
     /// large listing short.
     async fn list_tree(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError>;
     /// Changes to the project's files from now on, whoever made them (the
-    /// actions, the editor, or a process in the runtime).
+    /// actions, the editor, or a process in the runtime). A runtime may
+    /// leave out changes inside skipped folders (`node_modules`, …).
     fn fs_events(&self) -> EventStream<FsEvent>;
     async fn spawn(&self, spec: CommandSpec) -> Result<Box<dyn Process>, RuntimeError>;
     /// Servers starting and stopping to listen, from now on.

@@ -551,6 +551,26 @@ fn rand_tag() -> u64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_a_shell_tab_ends_its_shell_and_a_new_tab_of_that_name_starts_afresh() {
+    use futures::SinkExt;
+    let ide = Ide::start(|_| {}).await;
+    let mut socket = terminal(&ide, "term", "closed").await;
+    assert_eq!(
+        ask(&mut socket, "export MARK=kept; echo $MARK").await,
+        "kept"
+    );
+    let close = r#"{"type":"close"}"#;
+    socket
+        .send(tokio_tungstenite::tungstenite::Message::Text(close.into()))
+        .await
+        .unwrap();
+    let mut seen = String::new();
+    read_until(&mut socket, &mut seen, |s| s.contains(r#""type":"exit""#)).await;
+    let mut again = terminal(&ide, "term", "closed").await;
+    assert_eq!(ask(&mut again, "echo ${MARK:-fresh}").await, "fresh");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminal_is_an_interactive_shell_with_job_control() {
     let ide = Ide::start(|_| {}).await;
     let mut socket = terminal(&ide, "term", "main").await;

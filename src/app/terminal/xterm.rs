@@ -66,6 +66,7 @@ pub fn mount(
     let project = expect_context::<CurrentProject>().0;
     let runtime = use_context::<RuntimeChoice>().map(|choice| choice.kind);
     let shell = webcontainer::shell_slot();
+    let socket = sandbox_socket_slot();
     let mounted = StoredValue::new(false);
     Effect::new(move |_| {
         let Some(element) = host.get() else { return };
@@ -110,7 +111,7 @@ pub fn mount(
                 Some(_) if runs_on == Some(RuntimeKind::Webcontainer) => {
                     webcontainer::connect(&terminal, &fit, shell)
                 }
-                Some(n) => connect_shell(&project.to_string(), n, &terminal, &fit),
+                Some(n) => connect_shell(&project.to_string(), n, &terminal, &fit, socket),
             };
             let on_resize = Closure::<dyn Fn()>::new(move || resize());
             if let Ok(observer) = web_sys::ResizeObserver::new(on_resize.as_ref().unchecked_ref()) {
@@ -123,12 +124,31 @@ pub fn mount(
     let _ = active;
 }
 
+/// Where a sandbox shell tab keeps its connection: when the tab closes, it
+/// tells the server to end the shell and closes. (A page closed or reloaded
+/// leaves the shell running for the next visit.)
+type SocketSlot = StoredValue<Option<web_sys::WebSocket>, LocalStorage>;
+
+fn sandbox_socket_slot() -> SocketSlot {
+    let slot = StoredValue::new_local(None::<web_sys::WebSocket>);
+    on_cleanup(move || {
+        if let Some(Some(socket)) = slot.try_get_value() {
+            if socket.ready_state() == web_sys::WebSocket::OPEN {
+                let _ = socket.send_with_str(r#"{"type":"close"}"#);
+            }
+            let _ = socket.close();
+        }
+    });
+    slot
+}
+
 /// Bridges a terminal to shell `n` of the project; returns what to do on resize.
 fn connect_shell(
     project: &str,
     n: u32,
     terminal: &std::rc::Rc<Terminal>,
     fit: &std::rc::Rc<Fit>,
+    slot: SocketSlot,
 ) -> std::rc::Rc<dyn Fn()> {
     let location = window().location();
     let scheme = if location.protocol().as_deref() == Ok("https:") {
@@ -147,6 +167,7 @@ fn connect_shell(
         return std::rc::Rc::new(|| {});
     };
     socket.set_binary_type(web_sys::BinaryType::Arraybuffer);
+    slot.set_value(Some(socket.clone()));
     let socket = std::rc::Rc::new(socket);
 
     let term = std::rc::Rc::clone(terminal);
@@ -155,7 +176,7 @@ fn connect_shell(
             let data = ev.data();
             if let Some(text) = data.as_string() {
                 // Control messages: the shell exited, or an error.
-                term.write(&format!("\r\n\x1b[2m[{text}]\x1b[0m\r\n"));
+                term.write(&super::control_line(&text));
             } else if let Ok(buffer) = data.dyn_into::<js_sys::ArrayBuffer>() {
                 term.write_bytes(&js_sys::Uint8Array::new(&buffer));
             }

@@ -19,7 +19,7 @@ use crate::runtime::host::{
     CommandKind, CommandSpec, DirEntry, EntryKind, EventStream, ExitStatus, FsEvent, Limit,
     PortEvent, Process, PtySize, Runtime, RuntimeError, checked_path,
 };
-use crate::runtime::tree::is_skipped_dir;
+use crate::runtime::tree::{is_inside_skipped_dir, is_skipped_dir};
 
 /// Wall-clock limit of a command that sets none.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
@@ -135,6 +135,11 @@ impl WebContainerRuntime {
             let wc = wc.clone();
             Listener::new(move |path: JsValue, _: JsValue, _: JsValue| {
                 let Some(path) = path.as_string() else { return };
+                // Nothing follows what happens in skipped folders (an
+                // install's thousands of `node_modules` files): no check.
+                if is_inside_skipped_dir(path.trim_start_matches("./")) {
+                    return;
+                }
                 let (listeners, wc) = (Rc::clone(&listeners), wc.clone());
                 leptos::task::spawn_local(async move {
                     let removed = !exists(&wc, &path).await;

@@ -12,6 +12,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::bindings as js;
 use super::driver::PACKAGE_URL;
 use super::runtime::error_text;
+use crate::app::terminal::exited_line;
 
 /// Most input kept for a shell that has not started yet, in bytes.
 const MAX_PENDING: usize = 4096;
@@ -134,11 +135,4 @@ impl Shell {
 
 fn failed_line(error: &str) -> String {
     format!("\r\n\x1b[31mThe WebContainer's shell could not start: {error}\x1b[0m\r\n")
-}
-
-fn exited_line(code: Option<i64>) -> String {
-    match code {
-        Some(code) => format!("\r\n\x1b[2m[exited with {code}]\x1b[0m\r\n"),
-        None => "\r\n\x1b[2m[exited]\x1b[0m\r\n".to_owned(),
-    }
 }

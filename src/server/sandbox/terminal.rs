@@ -1,14 +1,16 @@
 //! Interactive terminals: `bash -i` on a terminal inside the project's
 //! sandbox, bridged to the browser over a WebSocket.
 //!
-//! A terminal outlives its WebSocket: closing a tab leaves the shell running,
-//! and reconnecting gets the recent output (a 256 KiB scrollback) and then
-//! the live output. Several browsers may watch one terminal at once.
+//! A terminal outlives its WebSocket: a page closed or reloaded leaves the
+//! shell running, and reconnecting gets the recent output (a 256 KiB
+//! scrollback) and then the live output. Several browsers may watch one
+//! terminal at once. Closing the shell's tab in the IDE ends it.
 //!
 //! Frames: binary frames carry terminal bytes both ways. Text frames carry
-//! JSON: from the browser `{"type":"resize","cols":120,"rows":40}` or
-//! `{"type":"input","data":"ls\r"}`; to the browser `{"type":"exit","code":0}`
-//! when the shell ends, or `{"type":"error","message":"…"}`.
+//! JSON: from the browser `{"type":"resize","cols":120,"rows":40}`,
+//! `{"type":"input","data":"ls\r"}` or `{"type":"close"}` (the tab was
+//! closed: end the shell); to the browser `{"type":"exit","code":0}` when the
+//! shell ends, or `{"type":"error","message":"…"}`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -124,8 +126,15 @@ pub struct SizeQuery {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 enum Control {
-    Input { data: String },
-    Resize { cols: u16, rows: u16 },
+    Input {
+        data: String,
+    },
+    Resize {
+        cols: u16,
+        rows: u16,
+    },
+    /// The tab was closed: the shell ends (its exit is sent as usual).
+    Close,
 }
 
 fn valid_name(name: &str) -> bool {
@@ -244,6 +253,10 @@ async fn bridge(
                             if cols > 0 && rows > 0 {
                                 let _ = session.process.resize(PtySize { cols, rows }).await;
                             }
+                            None
+                        }
+                        Ok(Control::Close) => {
+                            let _ = session.process.kill().await;
                             None
                         }
                         Err(_) => None,
