@@ -98,7 +98,8 @@ fn TerminalView(
 }
 
 /// The dim line a shell tab shows when its shell has exited (`code` when
-/// known).
+/// known). Browser only, like the two below.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 pub fn exited_line(code: Option<i64>) -> String {
     match code {
         Some(code) => format!("\r\n\x1b[2m[exited with {code}]\x1b[0m\r\n"),
@@ -109,6 +110,7 @@ pub fn exited_line(code: Option<i64>) -> String {
 /// What a sandbox shell's control message (`{"type":"exit","code":0}` or
 /// `{"type":"error","message":"…"}`) shows in its tab; another text is
 /// shown as it came.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 pub fn control_line(text: &str) -> String {
     let frame: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
     match frame["type"].as_str() {
