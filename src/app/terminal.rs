@@ -98,7 +98,7 @@ fn TerminalView(
 }
 
 /// The dim line a shell tab shows when its shell has exited (`code` when
-/// known). Browser only, like the two below.
+/// known). Browser only, like [`control_line`].
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 pub fn exited_line(code: Option<i64>) -> String {
     match code {
