@@ -74,3 +74,28 @@ test('screenshot for the README', async ({ page }) => {
   await expect(page.getByTestId('terminal').locator('.xterm')).toBeVisible();
   await screenshot(page, 'ide.png');
 });
+
+test('a shell tab runs a shell in the sandbox, and closing the tab ends it', async ({ page }) => {
+  await openIde(page);
+  /** Types `line` into `tab` until its output shows `expected`. */
+  async function ask(tab: ReturnType<typeof page.getByTestId>, line: string, expected: string) {
+    await tab.locator('.xterm').click();
+    await expect(async () => {
+      await page.keyboard.type(line);
+      await page.keyboard.press('Enter');
+      await expect(tab.locator('.xterm-rows')).toContainText(expected, { timeout: 5_000 });
+    }).toPass({ timeout: 60_000 });
+  }
+  await page.getByTestId('terminal-new').click();
+  const shell = page.getByTestId('terminal-shell');
+  await expect(shell.locator('.xterm')).toBeVisible();
+  await ask(shell, 'export MARK=kept; echo mark-$MARK', 'mark-kept');
+  await page.getByRole('button', { name: 'Close shell' }).click();
+  await expect(shell).toHaveCount(0);
+  // The new tab is shell 1 again: the server started a new shell for it,
+  // without the closed one's variable or output.
+  await page.getByTestId('terminal-new').click();
+  const again = page.getByTestId('terminal-shell');
+  await ask(again, 'echo again-${MARK:-fresh}', 'again-fresh');
+  await expect(again.locator('.xterm-rows')).not.toContainText('mark-kept');
+});

@@ -111,6 +111,20 @@ impl Terminals {
         Ok(session)
     }
 
+    /// Ends the shell of `session` (terminal `name`) and forgets it at once,
+    /// so the next tab of that name starts a new shell even while this one
+    /// is still exiting.
+    async fn close(&self, project: &ProjectId, name: &str, session: &Arc<Session>) {
+        let key = (project.clone(), name.to_owned());
+        {
+            let mut sessions = self.sessions.lock().await;
+            if sessions.get(&key).is_some_and(|s| Arc::ptr_eq(s, session)) {
+                sessions.remove(&key);
+            }
+        }
+        let _ = session.process.kill().await;
+    }
+
     /// Forgets a project's terminals; their shells end with its sandbox.
     pub async fn close_project(&self, project: &ProjectId) {
         self.sessions.lock().await.retain(|(p, _), _| p != project);
@@ -256,7 +270,7 @@ async fn bridge(
                             None
                         }
                         Ok(Control::Close) => {
-                            let _ = session.process.kill().await;
+                            manager.terminals.close(&project, &name, &session).await;
                             None
                         }
                         Err(_) => None,
