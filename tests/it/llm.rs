@@ -738,18 +738,13 @@ async fn the_page_shows_the_settings_but_never_the_key() {
         ..LlmSettingsUpdate::default()
     })
     .await;
-    for id in [
-        "settings-provider",
-        "settings-model",
-        "settings-api-key",
-        "settings-save",
-        "llm-status",
-    ] {
-        assert!(
-            html.contains(&format!("data-testid=\"{id}\"")),
-            "missing {id}"
-        );
-    }
+    // The top bar's status is rendered on the server; the settings form is
+    // a lazy part the browser builds (end2end covers it), from the same
+    // settings, which carry no key.
+    assert!(
+        html.contains("data-testid=\"llm-status\""),
+        "missing llm-status"
+    );
     assert!(html.contains("OpenAI · gpt-4.1-mini"));
     assert!(!html.contains("sk-page-test"), "the key reached the page");
 
@@ -759,7 +754,6 @@ async fn the_page_shows_the_settings_but_never_the_key() {
     })
     .await;
     assert!(html.contains("Demo: replayed answers, not a live model"));
-    assert!(html.contains("data-testid=\"settings-demo-note\""));
 
     // Custom without a URL: not configured, whatever the environment holds.
     let html = render_page(LlmSettingsUpdate {
