@@ -2,7 +2,7 @@ import { expect, test } from '@playwright/test';
 import { TOKEN, openIde } from './helpers';
 
 test('without the token the IDE asks for it, and the token opens it', async ({ page }) => {
-  const refused = await page.goto('/new');
+  const refused = await page.goto('/import?from=link');
   expect(refused?.status()).toBe(401);
   await expect(page.getByTestId('login')).toBeVisible();
   await expect(page.getByTestId('chat-input')).toHaveCount(0);
@@ -14,7 +14,9 @@ test('without the token the IDE asks for it, and the token opens it', async ({ p
   await page.getByTestId('login-token').fill(TOKEN);
   await page.getByTestId('login-submit').click();
   await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
-  expect(new URL(page.url()).pathname).toMatch(/^\/p\/[a-z0-9]+$/);
+  // The form posts to /login and leads back to the page that asked.
+  expect(new URL(page.url()).pathname).toBe('/import');
+  expect(new URL(page.url()).search).toBe('?from=link');
   expect(page.url()).not.toContain('token=');
   const cookies = await page.context().cookies();
   const session = cookies.find((c) => c.name.startsWith('rivet-'));
@@ -29,9 +31,25 @@ test('the API refuses requests without the token', async ({ request }) => {
   expect((await response.json()).code).toBe('unauthorized');
 });
 
-test('the IDE cannot be framed by other sites and sandboxes its preview', async ({ page }) => {
+test('a login link whose path names another host keeps the token on the IDE', async ({ page, baseURL }) => {
+  // The path itself is `//evil.example/x`: the host stays the IDE's.
+  const refused = await page.goto(`${baseURL}//evil.example/x`);
+  expect(refused?.status()).toBe(401);
+  const form = page.getByTestId('login');
+  expect(await form.getAttribute('action')).toBe('/login');
+  expect(await form.locator('input[name="next"]').getAttribute('value')).toBe('/');
+  await page.getByTestId('login-token').fill(TOKEN);
+  await page.getByTestId('login-submit').click();
+  await expect(page.getByTestId('new-project')).toBeVisible();
+  expect(new URL(page.url()).host).toBe(new URL(refused!.url()).host);
+  expect(new URL(page.url()).pathname).toBe('/');
+});
+
+test('the IDE cannot be framed by other sites, loads images only from itself, and sandboxes its preview', async ({ page }) => {
   const response = await openIde(page);
-  expect(response?.headers()['content-security-policy']).toBe("frame-ancestors 'self'");
+  const policy = response?.headers()['content-security-policy'] ?? '';
+  expect(policy).toContain("frame-ancestors 'self'");
+  expect(policy).toContain("img-src 'self' data: blob:");
   const sandbox = await page.getByTestId('preview-frame').getAttribute('sandbox');
   for (const token of ['allow-scripts', 'allow-same-origin', 'allow-forms', 'allow-modals']) {
     expect(sandbox).toContain(token);

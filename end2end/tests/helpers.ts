@@ -6,13 +6,26 @@ export const TOKEN = process.env.RIVET_E2E_TOKEN!;
 
 /** Opens `path` logged in: `?token=` sets the session cookie, and the IDE
  *  redirects to the same path without the token. */
-export async function login(page: Page, path = '/new') {
+export async function login(page: Page, path = '/') {
   const separator = path.includes('?') ? '&' : '?';
   return page.goto(`${path}${separator}token=${TOKEN}`);
 }
 
-/** Opens the IDE, logged in, and waits until the WASM bundle has hydrated the page. */
+/** Opens the IDE, logged in, and waits until the WASM bundle has hydrated the page.
+ *  `/new` (the default) opens a fresh project the way a person does: the
+ *  projects page's button posts to `/new` (a link to it creates nothing). */
 export async function openIde(page: Page, path = '/new') {
+  if (path.endsWith('/new')) {
+    await openIde(page, path.slice(0, -'new'.length));
+    const opened = page.waitForResponse(
+      (r) => r.request().isNavigationRequest() && /^\/p\/[a-z0-9]+$/.test(new URL(r.url()).pathname),
+    );
+    await page.getByTestId('new-project').click();
+    const response = await opened;
+    await page.waitForURL(/\/p\/[a-z0-9]+$/);
+    await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+    return response;
+  }
   const response = await login(page, path);
   await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
   return response;

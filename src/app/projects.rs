@@ -32,9 +32,12 @@ pub fn ProjectsPage() -> impl IntoView {
             <header class="topbar">
                 <a class="brand" href="/" rel="external">"Rivet"</a>
                 <span class="spacer"></span>
-                <a class="icon-button primary" href="/new" data-testid="new-project" rel="external">
-                    "New project"
-                </a>
+                // A post, not a link: following a link never creates anything.
+                <form class="new-project-form" method="post" action="/new">
+                    <button type="submit" class="icon-button primary" data-testid="new-project">
+                        "New project"
+                    </button>
+                </form>
             </header>
             <section class="projects-body">
                 <h1>"Projects"</h1>

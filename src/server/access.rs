@@ -8,7 +8,11 @@
 //!    against forged requests from other sites and from previews);
 //! 3. the request must carry the token, as `Authorization: Bearer <token>`
 //!    or as the session cookie that opening any page with `?token=<token>`
-//!    sets ([`Access::admit`]).
+//!    or posting the login form sets ([`Access::admit`]);
+//! 4. a request that changes something and carries only the cookie must
+//!    say where it comes from (`Origin` or `Sec-Fetch-Site`): browsers send
+//!    neither on plain-HTTP LAN addresses, where an `<img>` in a preview
+//!    would otherwise act as the owner ([`origin::check_cookie_use`]).
 //!
 //! Previews need the cookie too (they are the project's code and data), and
 //! the preview proxy strips it before the request reaches the project.
@@ -17,25 +21,31 @@ pub mod host;
 mod limiter;
 mod login;
 pub mod origin;
+pub mod redirect;
 pub mod token;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 
 pub use self::host::HostPolicy;
 use self::limiter::Limiter;
-pub use self::login::Denial;
+pub use self::login::{Denial, LOGIN_PATH};
+use self::redirect::local_target;
 use crate::server::config::{AuthMode, ServerConfig};
 use crate::server::llm::secret::Secret;
 use crate::server::state::AppState;
 
-/// Wrong tokens allowed per minute before attempts are answered "too many".
+/// Wrong tokens allowed per client address and minute before its attempts
+/// are answered "too many".
 const MAX_FAILURES_PER_MINUTE: u32 = 20;
+
+/// The largest login form body read.
+const MAX_LOGIN_FORM: usize = 4096;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AccessError {
@@ -51,7 +61,11 @@ pub enum AccessError {
 /// What a request carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Credential {
-    Valid,
+    /// The right token as `Authorization: Bearer`: a program.
+    Bearer,
+    /// The right token as the session cookie: a browser, which sends it by
+    /// itself, whichever page asked.
+    Cookie,
     Missing,
     Wrong,
 }
@@ -129,12 +143,14 @@ impl Access {
             .is_some_and(|t| token::constant_time_eq(t.expose().as_bytes(), candidate.as_bytes()))
     }
 
-    /// What the request carries: the session cookie or a bearer token.
+    /// What the request carries: a bearer token or the session cookie.
     pub fn credential(&self, headers: &HeaderMap) -> Credential {
         let mut seen = false;
-        for candidate in self.cookies(headers).chain(bearer(headers)) {
+        let bearer = bearer(headers).map(|t| (t, Credential::Bearer));
+        let cookies = self.cookies(headers).map(|t| (t, Credential::Cookie));
+        for (candidate, kind) in bearer.into_iter().chain(cookies) {
             if self.matches(candidate) {
-                return Credential::Valid;
+                return kind;
             }
             seen = true;
         }
@@ -158,26 +174,39 @@ impl Access {
             .map(|(_, value)| value.trim_matches('"'))
     }
 
-    /// Whether the request may go on; counts and logs wrong tokens.
-    pub fn admit(&self, headers: &HeaderMap, path: &str) -> Result<(), Denial> {
+    /// How the request may go on (`None` when the token is off); counts
+    /// and logs wrong tokens per client.
+    pub fn admit(
+        &self,
+        headers: &HeaderMap,
+        client: Option<IpAddr>,
+        path: &str,
+    ) -> Result<Option<Credential>, Denial> {
         if self.mode == AuthMode::None {
-            return Ok(());
+            return Ok(None);
         }
         match self.credential(headers) {
-            Credential::Valid => Ok(()),
+            credential @ (Credential::Bearer | Credential::Cookie) => Ok(Some(credential)),
             Credential::Missing => Err(Denial::Missing),
-            Credential::Wrong => Err(self.failed(path)),
+            Credential::Wrong => Err(self.failed(client, path)),
         }
     }
 
-    fn failed(&self, path: &str) -> Denial {
-        let throttled = self.failures.fail(Instant::now());
-        tracing::warn!(
-            path,
-            throttled,
-            "refused a request with a wrong access token"
-        );
-        if throttled {
+    /// Counts a wrong token; logs the first of each client's window, with
+    /// the count of its window before.
+    fn failed(&self, client: Option<IpAddr>, path: &str) -> Denial {
+        let failure = self.failures.fail(client, Instant::now());
+        if failure.first_in_window {
+            let client =
+                client.map_or_else(|| "an unknown address".to_owned(), |ip| ip.to_string());
+            tracing::warn!(
+                path,
+                %client,
+                wrong_tokens_in_the_minute_before = failure.previous_window.unwrap_or(0),
+                "refused a request with a wrong access token (further ones from this client are counted, not logged, for a minute)"
+            );
+        }
+        if failure.throttled {
             Denial::Throttled
         } else {
             Denial::Wrong
@@ -186,21 +215,58 @@ impl Access {
 
     /// `?token=…` in a page's URL: the session cookie and a redirect to the
     /// same URL without the token, or the login page again.
-    fn log_in(&self, uri: &Uri, given: &str, page: bool) -> Response {
-        if !self.matches(given) {
-            return login::refusal(self.failed(uri.path()), page, uri.path());
-        }
+    fn log_in_from_query(
+        &self,
+        uri: &Uri,
+        given: &str,
+        client: Option<IpAddr>,
+        page: bool,
+    ) -> Response {
         let rest: Vec<&str> = uri
             .query()
             .unwrap_or("")
             .split('&')
             .filter(|pair| !pair.is_empty() && !pair.starts_with("token="))
             .collect();
-        let location = if rest.is_empty() {
+        let next = if rest.is_empty() {
             uri.path().to_owned()
         } else {
             format!("{}?{}", uri.path(), rest.join("&"))
         };
+        self.log_in(given, &next, client, page)
+    }
+
+    /// The login form's post: the token and where to go next.
+    async fn log_in_from_form(&self, request: Request, client: Option<IpAddr>) -> Response {
+        let body = match axum::body::to_bytes(request.into_body(), MAX_LOGIN_FORM).await {
+            Ok(body) => body,
+            Err(_) => {
+                return (StatusCode::PAYLOAD_TOO_LARGE, "the login form is too large")
+                    .into_response();
+            }
+        };
+        let mut given = String::new();
+        let mut next = String::from("/");
+        for (name, value) in url::form_urlencoded::parse(&body) {
+            match &*name {
+                "token" => given = value.into_owned(),
+                "next" => next = value.into_owned(),
+                _ => {}
+            }
+        }
+        self.log_in(&given, &next, client, true)
+    }
+
+    /// The session cookie and a redirect to `next` (kept on this host) when
+    /// `given` is the token; the login page again when it is not.
+    fn log_in(&self, given: &str, next: &str, client: Option<IpAddr>, page: bool) -> Response {
+        let location = local_target(next);
+        if self.mode == AuthMode::None {
+            return Redirect::to(&location).into_response();
+        }
+        if !self.matches(given) {
+            return login::refusal(self.failed(client, LOGIN_PATH), page, &location);
+        }
         let cookie = format!(
             "{}={given}; Path=/; HttpOnly; SameSite=Strict; Max-Age=31536000",
             self.cookie
@@ -294,6 +360,20 @@ fn query_token(uri: &Uri) -> Option<&str> {
         .find_map(|pair| pair.strip_prefix("token="))
 }
 
+/// The address of the client that sent the request, when the server
+/// recorded it (`serve` does; requests made in tests may not).
+pub fn client_address(request: &Request) -> Option<IpAddr> {
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip())
+}
+
+/// The request's path and query: where a login leads back to.
+fn path_and_query(uri: &Uri) -> &str {
+    uri.path_and_query().map_or("/", |pq| pq.as_str())
+}
+
 /// Runs before every IDE route (previews are dispatched before it).
 pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let access = &state.access;
@@ -315,22 +395,39 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
         return (StatusCode::FORBIDDEN, refusal.to_string()).into_response();
     }
     let page = login::wants_page(request.headers());
+    let client = client_address(&request);
+    if path == LOGIN_PATH && request.method() == Method::POST {
+        return access.log_in_from_form(request, client).await;
+    }
     if access.mode == AuthMode::Token
         && let Some(given) = query_token(request.uri())
     {
-        return access.log_in(request.uri(), given, page);
+        return access.log_in_from_query(request.uri(), given, client, page);
     }
-    match access.admit(request.headers(), &path) {
-        Ok(()) => next.run(request).await,
-        Err(denial) => login::refusal(denial, page, &path),
+    match access.admit(request.headers(), client, &path) {
+        Ok(credential) => {
+            if credential == Some(Credential::Cookie)
+                && let Err(refusal) = origin::check_cookie_use(request.method(), request.headers())
+            {
+                tracing::warn!(path, "{refusal}");
+                return (StatusCode::FORBIDDEN, refusal.to_string()).into_response();
+            }
+            next.run(request).await
+        }
+        Err(denial) => login::refusal(denial, page, path_and_query(request.uri())),
     }
 }
 
 /// The response to send back when a preview request may not reach the
 /// project; `None` when it may.
-pub fn refuse_preview(access: &Access, headers: &HeaderMap, path: &str) -> Option<Response> {
+pub fn refuse_preview(
+    access: &Access,
+    headers: &HeaderMap,
+    client: Option<IpAddr>,
+    path: &str,
+) -> Option<Response> {
     access
-        .admit(headers, path)
+        .admit(headers, client, path)
         .err()
         .map(|denial| login::refusal(denial, false, path))
 }

@@ -1,11 +1,11 @@
 //! The axum application: Leptos pages and server functions, plus the plain
 //! HTTP routes (health check, `/new`, the terminal WebSocket, the preview redirect),
-//! all behind the cross-origin isolation headers; previews are proxied from
-//! their own origins before any of it.
+//! all behind the cross-origin isolation headers and the page's content
+//! security policy; previews are proxied from their own origins before any of it.
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::{Router, http::HeaderValue, http::StatusCode, routing::get};
+use axum::{Router, http::HeaderValue, http::StatusCode, routing::get, routing::post};
 use leptos::prelude::provide_context;
 use leptos_axum::LeptosRoutes;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -31,7 +31,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/", get(page.clone()))
-        .route("/new", get(open_new_project))
+        .route("/new", post(open_new_project).get(projects_page))
         .merge(sandbox::routes())
         .merge(super::api_v1::routes())
         .merge(super::webcontainer_package::routes(&state))
@@ -44,11 +44,10 @@ pub fn app(state: AppState) -> Router {
             state.clone(),
             access::guard,
         ))
-        // No other site may frame the IDE (clickjacking); previews, which
-        // the IDE frames, are answered before this layer.
+        // Previews, which the IDE frames, are answered before this layer.
         .layer(response_header(
             "content-security-policy",
-            "frame-ancestors 'self'",
+            CONTENT_SECURITY_POLICY,
         ))
         .layer(response_header("cross-origin-opener-policy", "same-origin"))
         .layer(response_header(
@@ -62,6 +61,24 @@ pub fn app(state: AppState) -> Router {
         ))
         .with_state(state)
 }
+
+/// What the IDE's pages may do, whatever an answer puts in them:
+/// - no other site may frame the IDE (clickjacking);
+/// - images come only from the IDE itself, `data:` and `blob:`, so a
+///   markdown image in an answer cannot beacon the chat to another host
+///   (the chat shows such images as links, see `app::markdown`);
+/// - the page connects (fetch, WebSockets) only to the IDE and to the
+///   WebContainer's own hosts (`@webcontainer/api` boots from them);
+/// - forms post only to the IDE, `<base>` cannot move relative links,
+///   and plugins are off.
+///
+/// Scripts, styles and frames (previews live on other origins) are not
+/// listed: Leptos's hydration and Monaco need inline scripts and styles.
+pub const CONTENT_SECURITY_POLICY: &str = "frame-ancestors 'self'; \
+     img-src 'self' data: blob:; \
+     connect-src 'self' https://*.stackblitz.com https://*.webcontainer.io \
+     https://*.webcontainer-api.io wss://*.webcontainer-api.io; \
+     form-action 'self'; base-uri 'none'; object-src 'none'";
 
 /// The WebContainer needs `crossOriginIsolated`, which needs COOP and COEP on
 /// every response, static files included. `credentialless` (rather than
@@ -87,8 +104,14 @@ async fn healthz() -> (StatusCode, &'static str) {
     (StatusCode::OK, "ok")
 }
 
-/// `/new` creates a project and opens it. Like every route, only when asked
-/// from the IDE itself or typed in (see `access::origin`).
+/// `GET /new` changes nothing (a link or an `<img>` may point at it): it
+/// shows the projects page, whose button posts to `/new`.
+async fn projects_page() -> Redirect {
+    Redirect::to("/")
+}
+
+/// `POST /new` creates a project and opens it. Like every route, only when
+/// asked from the IDE itself or by a program with the token (see `access::origin`).
 async fn open_new_project(State(state): State<AppState>) -> Result<Redirect, HttpError> {
     let project = state.projects.create(super::store::UNTITLED)?;
     Ok(Redirect::to(&format!("/p/{}", project.id)))
@@ -272,10 +295,22 @@ mod tests {
             );
         }
         assert!(html.contains("listed on the page"), "{html}");
-        let fresh = get_with(&state, "/new").await;
+        let fresh = app(state.clone())
+            .oneshot(owned(Request::post("/new").body(Body::empty()).unwrap()))
+            .await
+            .unwrap();
         assert_eq!(fresh.status(), StatusCode::SEE_OTHER);
         assert!(location(&fresh).starts_with("/p/"));
         assert_eq!(state.projects.list().unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn following_a_link_to_new_creates_no_project() {
+        let (state, _data) = state();
+        let followed = get_with(&state, "/new").await;
+        assert_eq!(followed.status(), StatusCode::SEE_OTHER);
+        assert_eq!(location(&followed), "/");
+        assert_eq!(state.projects.list().unwrap().len(), 0);
     }
 
     // Rendered on a multi-threaded runtime like `rivet serve`'s: on a

@@ -131,9 +131,9 @@ async fn serve_http(listener: TcpListener, app: axum::Router, shutdown: Cancella
     builder.http1().max_buf_size(MAX_REQUEST_HEAD);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of descriptors, say: wait instead of spinning.
                     tracing::warn!("accepting a connection failed: {e}");
@@ -144,10 +144,15 @@ async fn serve_http(listener: TcpListener, app: axum::Router, shutdown: Cancella
             () = shutdown.cancelled() => break,
         };
         let _ = stream.set_nodelay(true);
+        // The client's address, for limits kept per client (`access`).
         let service =
             app.clone()
-                .map_request(|request: axum::http::Request<hyper::body::Incoming>| {
-                    request.map(axum::body::Body::new)
+                .map_request(move |request: axum::http::Request<hyper::body::Incoming>| {
+                    let mut request = request.map(axum::body::Body::new);
+                    request
+                        .extensions_mut()
+                        .insert(axum::extract::ConnectInfo(peer));
+                    request
                 });
         let connection = builder
             .serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(service))

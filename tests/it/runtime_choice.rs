@@ -39,7 +39,7 @@ impl Serve {
     }
 
     async fn new_project(&self) -> String {
-        let response = self.http.get(self.url("/new")).send().await.unwrap();
+        let response = self.http.post(self.url("/new")).send().await.unwrap();
         let location = response.headers()["location"].to_str().unwrap();
         location.trim_start_matches("/p/").to_owned()
     }

@@ -58,9 +58,11 @@ async fn serve_prints_a_login_url_that_opens_the_ide() {
         .await
         .unwrap();
     assert_eq!(projects.status(), 200, "the projects page");
+    // The projects page's button posts from the IDE's own page.
     let opened = browser
-        .get(format!("{origin}/new"))
+        .post(format!("{origin}/new"))
         .header("cookie", &session)
+        .header("origin", origin)
         .send()
         .await
         .unwrap();
@@ -133,7 +135,7 @@ async fn a_rebinding_page_cannot_write_a_file_through_serve() {
     let (_child, addr) = spawn_serve(command).await;
     let owner = client().build().unwrap();
     let created = owner
-        .get(format!("http://{addr}/new"))
+        .post(format!("http://{addr}/new"))
         .send()
         .await
         .unwrap();

@@ -80,7 +80,7 @@ impl Ide {
     }
 
     async fn new_project(&self) -> String {
-        let response = self.http.get(self.url("/new")).send().await.unwrap();
+        let response = self.http.post(self.url("/new")).send().await.unwrap();
         let location = response.headers()["location"].to_str().unwrap().to_owned();
         location.trim_start_matches("/p/").to_owned()
     }

@@ -1,8 +1,17 @@
 //! What a request without the token gets: a page that asks for it, or a
-//! JSON error for programs.
+//! JSON error for programs. The page's form posts to one fixed path,
+//! [`LOGIN_PATH`], and carries where to go next as a value that is checked
+//! again when it comes back ([`super::redirect::local_target`]): a form
+//! action built from the request's path would send the token to whatever
+//! host a path like `//evil.example/x` names.
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+
+use super::redirect::local_target;
+
+/// Where the login form posts the token (and where to go next).
+pub const LOGIN_PATH: &str = "/login";
 
 /// Why the request was not let in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,10 +59,11 @@ pub fn wants_page(headers: &HeaderMap) -> bool {
         || get(header::ACCEPT.as_str()).is_some_and(|a| a.contains("text/html"))
 }
 
-/// The refusal, as a login page or as JSON.
-pub fn refusal(denial: Denial, page: bool, path: &str) -> Response {
+/// The refusal, as a login page or as JSON. `next` is where the page's
+/// form leads once the token is right (checked here and when it comes back).
+pub fn refusal(denial: Denial, page: bool, next: &str) -> Response {
     let mut response = if page {
-        let mut response = (denial.status(), login_page(denial, path)).into_response();
+        let mut response = (denial.status(), login_page(denial, next)).into_response();
         response.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/html; charset=utf-8"),
@@ -78,7 +88,7 @@ fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn login_page(denial: Denial, path: &str) -> String {
+fn login_page(denial: Denial, next: &str) -> String {
     let note = match denial {
         Denial::Missing => "",
         Denial::Wrong => "<p class=\"error\" role=\"alert\">That is not the right token.</p>",
@@ -99,7 +109,8 @@ button {{ padding: .5rem 1rem; font: inherit }}
 .error {{ color: #ff8a80 }}
 code {{ background: #2b2f38; padding: 0 .2em }}
 </style></head>
-<body><form method="get" action="{action}" data-testid="login">
+<body><form method="post" action="{LOGIN_PATH}" data-testid="login">
+<input type="hidden" name="next" value="{next}">
 <h1>Rivet</h1>
 <p>This IDE can run commands on its machine, so it asks for its access token. <code>rivet serve</code> printed a URL that logs you in; the token is also in the <code>token</code> file of Rivet's data directory.</p>
 {note}
@@ -107,7 +118,7 @@ code {{ background: #2b2f38; padding: 0 .2em }}
 <input id="token" name="token" type="password" autocomplete="current-password" required autofocus data-testid="login-token">
 <button type="submit" data-testid="login-submit">Log in</button>
 </form></body></html>"#,
-        action = escape(path),
+        next = escape(&local_target(next)),
     )
 }
 
@@ -127,12 +138,28 @@ mod tests {
     }
 
     #[test]
-    fn the_login_page_escapes_the_path() {
+    fn the_login_form_posts_to_one_fixed_path_whatever_the_request_path() {
+        for path in [
+            "/p/abc",
+            "//evil.example/x",
+            "/\\evil.example",
+            "/%2F%2Fevil.example",
+        ] {
+            let page = login_page(Denial::Missing, path);
+            assert!(
+                page.contains(r#"<form method="post" action="/login""#),
+                "{page}"
+            );
+            assert!(!page.contains("evil.example"), "{page}");
+        }
+        let page = login_page(Denial::Missing, "/p/abc?x=1");
+        assert!(page.contains(r#"name="next" value="/p/abc?x=1""#), "{page}");
+    }
+
+    #[test]
+    fn the_login_page_escapes_where_to_go_next() {
         let page = login_page(Denial::Wrong, "/p/\"><script>");
-        assert!(
-            page.contains("action=\"/p/&quot;&gt;&lt;script&gt;\""),
-            "{page}"
-        );
+        assert!(!page.contains("<script>"), "{page}");
         assert!(page.contains("not the right token"));
     }
 }

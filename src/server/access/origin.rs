@@ -17,11 +17,29 @@ pub enum OriginRefusal {
     OtherSite(String),
     #[error("refused a request whose {0} header cannot be read")]
     Unreadable(&'static str),
+    #[error(
+        "refused a {0} request that carries only the session cookie and says nothing of where it \
+         comes from (no Origin, no Sec-Fetch-Site); programs send `Authorization: Bearer <token>`"
+    )]
+    Unattributed(String),
 }
 
-/// Paths whose `GET` changes something, so that even a link from another
-/// site may not follow them.
-const ACTING_GETS: [&str; 1] = ["/new"];
+/// A request with only the session cookie (no bearer token), once the
+/// token is known right: one that would change something must say where it
+/// comes from. Browsers send `Origin` with every request that is not a
+/// `GET` or `HEAD` and with every WebSocket handshake, and `Sec-Fetch-Site`
+/// with every request to a secure or loopback origin; a request with
+/// neither and the cookie is a page on a plain-HTTP address (say a LAN
+/// address) whose `<img>` or form the browser sends on its own.
+pub fn check_cookie_use(method: &Method, headers: &HeaderMap) -> Result<(), OriginRefusal> {
+    let safe = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
+    let changes = !safe || headers.contains_key(header::UPGRADE);
+    let attributed = headers.contains_key(header::ORIGIN) || headers.contains_key("sec-fetch-site");
+    if changes && !attributed {
+        return Err(OriginRefusal::Unattributed(method.to_string()));
+    }
+    Ok(())
+}
 
 /// Checks a request addressed to the IDE (`Host` already allowed).
 pub fn check(method: &Method, path: &str, headers: &HeaderMap) -> Result<(), OriginRefusal> {
@@ -59,7 +77,6 @@ fn is_plain_navigation(
     Ok(method == Method::GET
         && mode == Some("navigate")
         && dest == Some("document")
-        && !ACTING_GETS.contains(&path)
         && !path.starts_with("/api/"))
 }
 
@@ -180,6 +197,30 @@ mod tests {
     }
 
     #[test]
+    fn a_cookie_only_request_without_origin_or_fetch_metadata_changes_nothing() {
+        let bare = headers(&[("host", b"192.168.1.20:3000")]);
+        for method in [Method::POST, Method::PUT, Method::DELETE, Method::PATCH] {
+            assert!(
+                matches!(
+                    check_cookie_use(&method, &bare),
+                    Err(OriginRefusal::Unattributed(_))
+                ),
+                "{method}"
+            );
+        }
+        let upgrade = headers(&[("host", b"192.168.1.20:3000"), ("upgrade", b"websocket")]);
+        assert!(check_cookie_use(&Method::GET, &upgrade).is_err());
+        assert_eq!(check_cookie_use(&Method::GET, &bare), Ok(()));
+        assert_eq!(check_cookie_use(&Method::HEAD, &bare), Ok(()));
+        for attributed in [
+            headers(&[("origin", b"http://192.168.1.20:3000")]),
+            headers(&[("sec-fetch-site", b"same-origin")]),
+        ] {
+            assert_eq!(check_cookie_use(&Method::POST, &attributed), Ok(()));
+        }
+    }
+
+    #[test]
     fn a_link_from_another_site_opens_a_page_but_changes_nothing() {
         let link = |path: &str| {
             check(
@@ -194,7 +235,6 @@ mod tests {
             )
         };
         assert_eq!(link("/p/abc"), Ok(()));
-        assert!(link("/new").is_err());
         assert!(link("/api/session_feed").is_err());
         let image = check(
             &Method::GET,

@@ -93,7 +93,155 @@ async fn a_browser_without_the_token_gets_the_login_page() {
     );
     let html = body(response).await;
     assert!(html.contains("data-testid=\"login\""), "{html}");
-    assert!(html.contains("action=\"/p/someproject\""), "{html}");
+    assert!(html.contains("action=\"/login\""), "{html}");
+    assert!(html.contains("value=\"/p/someproject\""), "{html}");
+}
+
+fn page(path: &str) -> axum::http::request::Builder {
+    get(path)
+        .header("accept", "text/html")
+        .header("sec-fetch-dest", "document")
+}
+
+/// A request from a client at `ip`, as `rivet serve` records it.
+fn from(ip: [u8; 4], mut request: Request<Body>) -> Request<Body> {
+    let addr = std::net::SocketAddr::from((ip, 40000));
+    request.extensions_mut().insert(ConnectInfo(addr));
+    request
+}
+
+/// Every way a path can name another host, as the review tried them.
+const ESCAPING_PATHS: [&str; 6] = [
+    "//evil.example/x",
+    "/\\evil.example/x",
+    "/%2F%2Fevil.example/x",
+    "/%5Cevil.example/x",
+    "/%2f/evil.example",
+    "///evil.example",
+];
+
+#[tokio::test]
+async fn a_login_page_reached_through_a_scheme_relative_path_posts_the_token_to_the_ide() {
+    let (state, _data) = state_with(|_| {});
+    for path in ESCAPING_PATHS {
+        let response = send(&state, page(path).body(Body::empty()).unwrap()).await;
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{path}");
+        let html = body(response).await;
+        assert!(
+            html.contains(r#"<form method="post" action="/login""#),
+            "{path}: {html}"
+        );
+        assert!(html.contains(r#"name="next" value="/""#), "{path}: {html}");
+        assert!(!html.contains("evil.example"), "{path}: {html}");
+    }
+}
+
+#[tokio::test]
+async fn the_token_in_a_link_to_an_escaping_path_redirects_on_the_host() {
+    let (state, _data) = state_with(|_| {});
+    for path in ESCAPING_PATHS {
+        let link = get(&format!("{path}?token={TOKEN}"))
+            .body(Body::empty())
+            .unwrap();
+        let response = send(&state, link).await;
+        assert_eq!(response.status(), StatusCode::SEE_OTHER, "{path}");
+        assert_eq!(response.headers()["location"], "/", "{path}");
+    }
+}
+
+fn login_form(fields: &str) -> Request<Body> {
+    post("/login")
+        .header("origin", "http://127.0.0.1:3000")
+        .header("sec-fetch-site", "same-origin")
+        .body(Body::from(fields.to_owned()))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_login_form_leads_back_only_to_a_path_on_this_host() {
+    let (state, _data) = state_with(|c| c.server.addr = "127.0.0.1:3000".to_owned());
+    let encoded = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    let response = send(
+        &state,
+        login_form(&format!("token={TOKEN}&next={}", encoded("/p/abc?tab=x"))),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(response.headers()["location"], "/p/abc?tab=x");
+    let cookie = response.headers()[header::SET_COOKIE].to_str().unwrap();
+    assert!(
+        cookie.starts_with(&format!("rivet-3000={TOKEN};")),
+        "{cookie}"
+    );
+    for next in ESCAPING_PATHS.into_iter().chain([
+        "http://evil.example/x",
+        "https://evil.example",
+        "/\t/evil.example",
+    ]) {
+        let fields = format!("token={TOKEN}&next={}", encoded(next));
+        let response = send(&state, login_form(&fields)).await;
+        assert_eq!(response.status(), StatusCode::SEE_OTHER, "{next}");
+        assert_eq!(response.headers()["location"], "/", "{next}");
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_token_in_the_login_form_shows_the_form_again() {
+    let (state, _data) = state_with(|_| {});
+    let response = send(&state, login_form("token=not-it&next=%2Fimport")).await;
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert!(!response.headers().contains_key(header::SET_COOKIE));
+    let html = body(response).await;
+    assert!(html.contains("not the right token"), "{html}");
+    assert!(html.contains(r#"name="next" value="/import""#), "{html}");
+}
+
+#[tokio::test]
+async fn a_login_form_larger_than_its_limit_is_refused() {
+    let (state, _data) = state_with(|_| {});
+    let fields = format!("token={}", "a".repeat(MAX_LOGIN_FORM + 1));
+    let response = send(&state, login_form(&fields)).await;
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
+async fn a_cookie_only_request_without_origin_or_fetch_metadata_is_refused() {
+    let (state, _data) = state_with(|c| c.server.addr = "127.0.0.1:3000".to_owned());
+    let cookie = format!("rivet-3000={TOKEN}");
+    // `<form action=http://LAN:3000/new method=post>` on a plain-HTTP page.
+    let bare = post("/new")
+        .header("cookie", &cookie)
+        .body(Body::empty())
+        .unwrap();
+    let refused = send(&state, bare).await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert!(body(refused).await.contains("Authorization: Bearer"));
+    // `<img src=http://LAN:3000/new>`: a GET, which creates nothing.
+    let image = get("/new")
+        .header("cookie", &cookie)
+        .body(Body::empty())
+        .unwrap();
+    let followed = send(&state, image).await;
+    assert_eq!(followed.status(), StatusCode::SEE_OTHER);
+    assert_eq!(followed.headers()["location"], "/");
+    assert_eq!(
+        state.projects.list().unwrap().len(),
+        0,
+        "nothing was created"
+    );
+    // The IDE's own page says where it comes from; a program sends the token.
+    let page = post("/new")
+        .header("cookie", &cookie)
+        .header("origin", "http://127.0.0.1:3000")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&state, page).await.status(), StatusCode::SEE_OTHER);
+    let program = post("/new")
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&state, program).await.status(), StatusCode::SEE_OTHER);
+    assert_eq!(state.projects.list().unwrap().len(), 2);
 }
 
 #[tokio::test]
@@ -152,12 +300,43 @@ async fn guessing_the_token_is_refused_then_throttled() {
         send(&state, wrong_login).await.status(),
         StatusCode::TOO_MANY_REQUESTS
     );
+    let wrong_form = login_form("token=wrong-token-0123456789&next=%2F");
+    assert_eq!(
+        send(&state, wrong_form).await.status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
     // The owner is never locked out by somebody else's guesses.
     let owner = get("/p/someproject")
         .header("authorization", format!("Bearer {TOKEN}"))
         .body(Body::empty())
         .unwrap();
     assert_eq!(send(&state, owner).await.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn one_clients_wrong_tokens_do_not_throttle_another() {
+    let (state, _data) = state_with(|_| {});
+    let wrong = |ip| {
+        from(
+            ip,
+            get("/p/someproject")
+                .header("authorization", "Bearer not-the-token-at-all")
+                .body(Body::empty())
+                .unwrap(),
+        )
+    };
+    for _ in 0..MAX_FAILURES_PER_MINUTE {
+        send(&state, wrong([192, 0, 2, 1])).await;
+    }
+    assert_eq!(
+        send(&state, wrong([192, 0, 2, 1])).await.status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    assert_eq!(
+        send(&state, wrong([192, 0, 2, 2])).await.status(),
+        StatusCode::UNAUTHORIZED,
+        "another client is not throttled"
+    );
 }
 
 #[tokio::test]
@@ -239,7 +418,7 @@ async fn previews_and_other_sites_cannot_drive_the_ide() {
 }
 
 #[tokio::test]
-async fn ide_pages_cannot_be_framed_by_other_sites() {
+async fn ide_pages_cannot_be_framed_and_load_images_only_from_the_ide() {
     let (state, _data) = state_with(|_| {});
     for request in [
         get("/p/someproject").header("authorization", format!("Bearer {TOKEN}")),
@@ -248,7 +427,21 @@ async fn ide_pages_cannot_be_framed_by_other_sites() {
         let response = send(&state, request.body(Body::empty()).unwrap()).await;
         assert_eq!(
             response.headers()["content-security-policy"],
-            "frame-ancestors 'self'"
+            crate::server::http::CONTENT_SECURITY_POLICY
+        );
+    }
+    let policy = crate::server::http::CONTENT_SECURITY_POLICY;
+    let directives: Vec<&str> = policy.split(';').map(str::trim).collect();
+    for directive in [
+        "frame-ancestors 'self'",
+        "img-src 'self' data: blob:",
+        "form-action 'self'",
+        "base-uri 'none'",
+        "object-src 'none'",
+    ] {
+        assert!(
+            directives.contains(&directive),
+            "{policy} lacks {directive}"
         );
     }
 }
@@ -334,8 +527,8 @@ fn a_token_that_cannot_be_loaded_closes_the_ide() {
     let closed = Access::new_or_closed(&server);
     let mut headers = HeaderMap::new();
     headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer "));
-    assert!(closed.admit(&headers, "/").is_err());
-    assert!(closed.admit(&HeaderMap::new(), "/").is_err());
+    assert!(closed.admit(&headers, None, "/").is_err());
+    assert!(closed.admit(&HeaderMap::new(), None, "/").is_err());
 }
 
 #[test]

@@ -30,7 +30,7 @@ use super::client::Failure;
 use super::protocol::Op;
 use crate::runtime::preview::{HostKind, PreviewHost, classify_host, host_name, host_port};
 use crate::runtime::project::ProjectId;
-use crate::server::access::{Access, refuse_preview, request_host};
+use crate::server::access::{Access, client_address, refuse_preview, request_host};
 use crate::server::state::AppState;
 
 /// Headers that describe one connection, not the message (RFC 9110 §7.6.1).
@@ -174,7 +174,8 @@ pub(crate) async fn proxy(
     ide_port: Option<u16>,
     mut request: Request,
 ) -> Response {
-    if let Some(refusal) = refuse_preview(access, request.headers(), request.uri().path()) {
+    let client = client_address(&request);
+    if let Some(refusal) = refuse_preview(access, request.headers(), client, request.uri().path()) {
         return frameable(refusal);
     }
     access.strip_credentials(request.headers_mut());
