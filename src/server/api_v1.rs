@@ -14,11 +14,17 @@ mod projects;
 mod transfer;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::routing::{any, get, post};
 
 pub use error::V1Error;
 
 use super::state::AppState;
+
+/// The largest body of an `/api/v1` request, imports aside (they have
+/// limits of their own, `transfer.rs`). A larger one is refused with 413
+/// and `"code": "body_too_large"` before anything is written.
+pub const BODY_LIMIT: usize = 8 * 1024 * 1024;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -50,7 +56,98 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/projects/{id}/approvals/{step_id}",
             post(approvals::decide),
         )
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .merge(transfer::routes())
         .route("/api/v1", any(error::no_route))
         .route("/api/v1/{*rest}", any(error::no_route))
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use tower::ServiceExt;
+
+    use super::*;
+    use crate::server::config::Config;
+
+    const TOKEN: &str = "api-v1-test-token-0123456789";
+
+    fn state() -> (AppState, tempfile::TempDir) {
+        let data = tempfile::tempdir().unwrap();
+        let mut config = Config::defaults();
+        config.server.data_dir = data.path().to_owned();
+        config.server.token = TOKEN.to_owned();
+        let options = leptos::config::LeptosOptions::builder()
+            .output_name("rivet")
+            .site_root("target/site")
+            .build();
+        (AppState::new(options, config), data)
+    }
+
+    async fn send(
+        state: &AppState,
+        method: &str,
+        path: &str,
+        body: Vec<u8>,
+    ) -> (StatusCode, serde_json::Value) {
+        let request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", "127.0.0.1:3000")
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap();
+        let response = crate::server::http::app(state.clone())
+            .oneshot(request)
+            .await
+            .unwrap();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, serde_json::from_slice(&bytes).unwrap_or_default())
+    }
+
+    #[tokio::test]
+    async fn a_file_body_over_the_limit_is_refused_and_nothing_is_written() {
+        let (state, _data) = state();
+        let project = state.projects.create("limits").unwrap();
+        let path = format!("/api/v1/projects/{}/files/big.bin", project.id);
+        let (status, json) = send(&state, "PUT", &path, vec![b'a'; BODY_LIMIT + 1]).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(json["code"], "body_too_large");
+        assert!(
+            json["message"].as_str().unwrap().contains("8 MiB"),
+            "{json}"
+        );
+        let workspace = state.sandbox.workspace_dir(&project.id);
+        assert!(!workspace.join("big.bin").exists());
+    }
+
+    #[tokio::test]
+    async fn a_json_body_over_the_limit_is_refused_as_too_large_not_invalid() {
+        let (state, _data) = state();
+        let project = state.projects.create("limits").unwrap();
+        let text = "x".repeat(BODY_LIMIT);
+        let body = serde_json::to_vec(&serde_json::json!({ "text": text })).unwrap();
+        let path = format!("/api/v1/projects/{}/messages", project.id);
+        let (status, json) = send(&state, "POST", &path, body).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(json["code"], "body_too_large");
+        let (status, json) = send(
+            &state,
+            "POST",
+            "/api/v1/projects",
+            vec![b' '; BODY_LIMIT + 1],
+        )
+        .await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{json}");
+        assert_eq!(
+            state.projects.list().unwrap().len(),
+            1,
+            "no project was made"
+        );
+    }
 }

@@ -2,7 +2,7 @@
 //! where `code` is stable and `message` is for people.
 
 use axum::Json;
-use axum::extract::rejection::JsonRejection;
+use axum::extract::rejection::{BytesRejection, JsonRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
@@ -105,12 +105,36 @@ impl From<StoreError> for V1Error {
 
 impl From<JsonRejection> for V1Error {
     fn from(rejection: JsonRejection) -> V1Error {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            return too_large();
+        }
         V1Error::new(
             StatusCode::BAD_REQUEST,
             "invalid_json",
             rejection.body_text(),
         )
     }
+}
+
+impl From<BytesRejection> for V1Error {
+    fn from(rejection: BytesRejection) -> V1Error {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            return too_large();
+        }
+        V1Error::new(rejection.status(), "invalid_body", rejection.body_text())
+    }
+}
+
+/// A body over [`super::BODY_LIMIT`].
+fn too_large() -> V1Error {
+    V1Error::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+        format!(
+            "the request body is larger than {} MiB, the limit of /api/v1 requests; nothing was changed",
+            super::BODY_LIMIT / (1024 * 1024)
+        ),
+    )
 }
 
 /// Any other path under `/api/v1`.

@@ -2,6 +2,7 @@
 //! body) and delete one file of the project.
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
@@ -23,8 +24,9 @@ pub async fn read(
 pub async fn write(
     State(state): State<AppState>,
     Path((id, path)): Path<(String, String)>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<StatusCode, V1Error> {
+    let body = body?;
     let handle = api::open_in(&state, &id).await?;
     match String::from_utf8(body.to_vec()) {
         // Text goes the editor's way: the model hears of the change.
