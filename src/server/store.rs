@@ -9,6 +9,7 @@ mod checkpoints;
 mod events;
 mod listing;
 mod messages;
+mod output;
 mod project_runtime;
 mod projects;
 #[cfg(test)]
@@ -25,9 +26,10 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use tokio::sync::OnceCell;
 
 pub use checkpoints::{CheckpointKind, CheckpointRow};
-pub use events::Replay;
+pub use events::{EVENT_PAGE, ReadBack, Replay};
 pub use listing::{ProjectListing, UNTITLED, name_from_message};
 pub use messages::MessageRow;
+pub use output::{OUTPUT_EVENT_MAX, OUTPUT_KEPT, OUTPUT_WINDOW, OutputGate, dropped_line};
 pub use projects::ProjectRow;
 pub use writer::EventWriter;
 

@@ -1,13 +1,20 @@
 //! The registry of sessions and the publish/subscribe core.
+//!
+//! A stored session holds the output of its processes back for a window
+//! (the store's `OutputGate`): the terminal text published within
+//! [`OUTPUT_WINDOW`] becomes one numbered event, applied, stored and sent
+//! like any other, so a process that prints without end adds a few bounded
+//! events a second. Any other event first releases the output published
+//! before it, so the order holds.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use futures::Stream;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 
 use crate::runtime::project::ProjectId;
 use crate::runtime::session::{Envelope, SessionEvent, SessionState};
-use crate::server::store::{EventWriter, MessageRow, Store};
+use crate::server::store::{EventWriter, MessageRow, OUTPUT_WINDOW, OutputGate, Store};
 
 /// Events a subscriber may fall behind by before it is resynchronised with a
 /// snapshot. Token deltas are small, so this is a few seconds of streaming.
@@ -16,10 +23,12 @@ const BACKLOG: usize = 4096;
 struct Inner {
     state: SessionState,
     seq: u64,
+    /// Output of the current window, not yet an event.
+    output: OutputGate,
 }
 
-pub struct Session {
-    pub project: ProjectId,
+/// What publishing needs, shared with the task that ends output windows.
+struct Core {
     inner: Mutex<Inner>,
     tx: broadcast::Sender<Arc<Envelope>>,
     /// Stores each event before subscribers get it (absent in tests of the
@@ -27,19 +36,25 @@ pub struct Session {
     writer: Option<EventWriter>,
 }
 
+pub struct Session {
+    pub project: ProjectId,
+    core: Arc<Core>,
+    /// Opens an output window; `None`: output is published as it comes.
+    windows: Option<mpsc::UnboundedSender<()>>,
+}
+
 impl Session {
     pub fn new(project: ProjectId, state: SessionState) -> Session {
         let (tx, _) = broadcast::channel(BACKLOG);
         Session {
             project,
-            inner: Mutex::new(Inner { state, seq: 0 }),
-            tx,
-            writer: None,
+            core: Arc::new(Core::new(state, 0, tx, None)),
+            windows: None,
         }
     }
 
     /// A session whose events go to `store` first, numbered after `seq`
-    /// (the last one stored).
+    /// (the last one stored), with its output gathered in windows.
     pub fn stored(project: ProjectId, state: SessionState, seq: u64, store: Store) -> Session {
         let (tx, _) = broadcast::channel(BACKLOG);
         let deliver = tx.clone();
@@ -47,58 +62,68 @@ impl Session {
             // Sending fails only when nobody listens, which is fine.
             let _ = deliver.send(envelope);
         });
+        let core = Arc::new(Core::new(state, seq, tx, Some(writer)));
+        let (windows, opened) = mpsc::unbounded_channel();
+        tokio::spawn(end_windows(Arc::downgrade(&core), opened));
         Session {
             project,
-            inner: Mutex::new(Inner { state, seq }),
-            tx,
-            writer: Some(writer),
+            core,
+            windows: Some(windows),
         }
     }
 
     /// Saves a message's row, in order with the events published so far.
     pub fn save_message(&self, message: MessageRow) {
-        if let Some(writer) = &self.writer {
+        let mut inner = self.core.lock();
+        self.core.release(&mut inner);
+        if let Some(writer) = &self.core.writer {
             writer.message(message);
         }
     }
 
     /// Appends to a streaming answer's stored text, in order with the events.
     pub fn append_text(&self, message_id: &str, text: &str) {
-        if let Some(writer) = &self.writer {
+        let mut inner = self.core.lock();
+        self.core.release(&mut inner);
+        if let Some(writer) = &self.core.writer {
             writer.append(message_id, text);
         }
     }
 
     /// Waits until everything published so far is stored.
     pub async fn flush(&self) {
-        if let Some(writer) = &self.writer {
+        self.core.release(&mut self.core.lock());
+        if let Some(writer) = &self.core.writer {
             writer.flush().await;
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        // A panic while holding the lock leaves a state that is still
-        // consistent event by event, so the poison is ignored.
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.core.lock()
     }
 
-    /// Applies `event` to the state and sends it to every subscriber.
+    /// Applies `event` to the state and sends it to every subscriber;
+    /// output waits for the end of its window.
     pub fn publish(&self, event: SessionEvent) {
         let mut inner = self.lock();
-        inner.state.apply(&event);
-        inner.seq += 1;
-        let envelope = Arc::new(Envelope {
-            seq: inner.seq,
-            event,
-        });
-        match &self.writer {
-            // Queued under the lock, so the store sees events in order.
-            Some(writer) => writer.event(envelope),
-            // Sending fails only when nobody listens, which is fine.
-            None => drop(self.tx.send(envelope)),
+        match (&self.windows, event) {
+            (Some(windows), SessionEvent::Terminal { text }) => {
+                if inner.output.push(&text) {
+                    // The task ends only with the session.
+                    let _ = windows.send(());
+                }
+            }
+            (_, event) => {
+                self.core.release(&mut inner);
+                self.core.emit(&mut inner, event);
+            }
         }
+    }
+
+    /// Bytes of output waiting for their window to end.
+    #[cfg(test)]
+    pub fn output_held(&self) -> usize {
+        self.lock().output.held()
     }
 
     /// Reads the current state.
@@ -113,7 +138,7 @@ impl Session {
         // falls between them.
         let (first, rx) = {
             let inner = self.lock();
-            (self.snapshot(&inner), self.tx.subscribe())
+            (self.snapshot(&inner), self.core.tx.subscribe())
         };
         let session = Arc::clone(self);
         futures::stream::unfold(
@@ -136,7 +161,7 @@ impl Session {
                             // Start over from the present: a fresh receiver and a snapshot.
                             let (snapshot, fresh) = {
                                 let inner = session.lock();
-                                (session.snapshot(&inner), session.tx.subscribe())
+                                (session.snapshot(&inner), session.core.tx.subscribe())
                             };
                             let seq = snapshot.seq;
                             return Some((snapshot, (None, seq, fresh, session)));
@@ -157,6 +182,72 @@ impl Session {
         })
     }
 }
+
+impl Core {
+    fn new(
+        state: SessionState,
+        seq: u64,
+        tx: broadcast::Sender<Arc<Envelope>>,
+        writer: Option<EventWriter>,
+    ) -> Core {
+        let inner = Inner {
+            state,
+            seq,
+            output: OutputGate::default(),
+        };
+        Core {
+            inner: Mutex::new(inner),
+            tx,
+            writer,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock leaves a state that is still
+        // consistent event by event, so the poison is ignored.
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Numbers `event`, applies it and hands it on.
+    fn emit(&self, inner: &mut Inner, event: SessionEvent) {
+        inner.state.apply(&event);
+        inner.seq += 1;
+        let envelope = Arc::new(Envelope {
+            seq: inner.seq,
+            event,
+        });
+        match &self.writer {
+            // Queued under the lock, so the store sees events in order.
+            Some(writer) => writer.event(envelope),
+            // Sending fails only when nobody listens, which is fine.
+            None => drop(self.tx.send(envelope)),
+        }
+    }
+
+    /// Publishes the output of the open window, if any, as one event.
+    fn release(&self, inner: &mut Inner) {
+        if let Some(text) = inner.output.take() {
+            self.emit(inner, SessionEvent::Terminal { text });
+        }
+    }
+}
+
+/// Ends each output window [`OUTPUT_WINDOW`] after it opened (unless another
+/// event released its output first); stops with the session.
+async fn end_windows(core: Weak<Core>, mut opened: mpsc::UnboundedReceiver<()>) {
+    while opened.recv().await.is_some() {
+        tokio::time::sleep(OUTPUT_WINDOW).await;
+        let Some(core) = core.upgrade() else {
+            return;
+        };
+        core.release(&mut core.lock());
+    }
+}
+
+#[cfg(test)]
+mod output_tests;
 
 #[cfg(test)]
 mod tests {

@@ -25,23 +25,27 @@ pub struct Restored {
 }
 
 /// Reads the project's events and messages (recording the project first).
+/// Output past the store's limit is dropped first (a project flooded
+/// before the limit existed), and the events are folded a page at a time.
 pub async fn load(store: &Store, project: &ProjectRow) -> Result<Restored, StoreError> {
     store.ensure_project(project).await?;
-    let replay = store.events(&project.id).await?;
-    if !replay.skipped.is_empty() {
+    store.compact_output(&project.id).await?;
+    let mut state = SessionState::default();
+    let read = store
+        .fold_events(&project.id, |envelope| {
+            state.apply(&envelope.event);
+        })
+        .await?;
+    if !read.skipped.is_empty() {
         tracing::warn!(
             project = project.id,
-            skipped = ?replay.skipped,
+            skipped = ?read.skipped,
             "some stored session events could not be read and were skipped"
         );
     }
-    let mut state = SessionState::default();
-    for envelope in &replay.events {
-        state.apply(&envelope.event);
-    }
     Ok(Restored {
         state,
-        seq: replay.last_seq,
+        seq: read.last_seq,
         messages: store.messages(&project.id).await?,
     })
 }
@@ -277,5 +281,44 @@ mod tests {
             .push(crate::runtime::session::Message::user("m7", "hi"));
         let conversation = conversation(&state, &[]);
         assert_eq!(conversation.next_message, 7);
+    }
+
+    /// Output rows a flood left before the limits existed.
+    async fn flooded(store: &Store, project: &ProjectRow, rows: i64) {
+        store.ensure_project(project).await.unwrap();
+        let pool = store.ready().await.unwrap();
+        let mut tx = pool.begin().await.unwrap();
+        for seq in 1..=rows {
+            let text = format!("{seq:08}\n").repeat(512);
+            let json = serde_json::to_string(&SessionEvent::Terminal { text }).unwrap();
+            sqlx::query("INSERT INTO events (project, seq, event) VALUES ($1, $2, $3)")
+                .bind(&project.id)
+                .bind(seq)
+                .bind(json)
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+        }
+        tx.commit().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn reopening_a_project_flooded_before_the_limits_keeps_only_its_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let project = ProjectRow {
+            id: "p".into(),
+            name: "p".into(),
+            created_at: 0,
+            updated_at: 0,
+            runtime: "sandbox".into(),
+        };
+        flooded(&store, &project, 3000).await;
+        let restored = load(&store, &project).await.unwrap();
+        assert_eq!(restored.seq, 3000);
+        assert!(restored.state.terminal.ends_with("00003000\n"));
+        let left = store.events("p").await.unwrap().events.len() as u64;
+        let kept = crate::server::store::OUTPUT_KEPT / (9 * 512);
+        assert_eq!(left, kept + 1, "the kept rows and the line that says");
     }
 }

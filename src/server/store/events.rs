@@ -15,32 +15,99 @@ pub struct Replay {
     pub last_seq: u64,
 }
 
+/// Rows read at a time when a project's events are read back, so reopening
+/// a project with a long record holds one page of rows at a time.
+pub const EVENT_PAGE: i64 = 1000;
+
+/// What reading a project's events back found, besides the events.
+#[derive(Debug, Default)]
+pub struct ReadBack {
+    /// Sequence numbers of rows that could not be read (reported, skipped).
+    pub skipped: Vec<i64>,
+    /// The highest sequence number stored, readable or not.
+    pub last_seq: u64,
+    /// Pages of at most [`EVENT_PAGE`] rows read.
+    pub pages: usize,
+}
+
 impl Store {
     /// The project's events in order. A row that does not parse is
     /// reported and skipped: one bad row does not cost the rest.
     pub async fn events(&self, project: &str) -> Result<Replay, StoreError> {
-        let pool = self.ready().await?;
-        let rows = sqlx::query("SELECT seq, event FROM events WHERE project = $1 ORDER BY seq")
-            .bind(project)
-            .fetch_all(pool)
+        let mut events = Vec::new();
+        let read = self
+            .fold_events(project, |event| events.push(event))
             .await?;
-        let mut replay = Replay::default();
-        for row in rows {
-            let seq: i64 = row.get("seq");
-            let json: String = row.get("event");
-            replay.last_seq = replay.last_seq.max(u64::try_from(seq).unwrap_or(0));
-            match serde_json::from_str::<SessionEvent>(&json) {
-                Ok(event) => replay.events.push(Envelope {
-                    seq: u64::try_from(seq).unwrap_or(0),
-                    event,
-                }),
-                Err(error) => {
-                    tracing::warn!(project, seq, %error, "skipping a stored session event that does not parse");
-                    replay.skipped.push(seq);
+        Ok(Replay {
+            events,
+            skipped: read.skipped,
+            last_seq: read.last_seq,
+        })
+    }
+
+    /// Hands the project's events to `fold` in order, reading them
+    /// [`EVENT_PAGE`] rows at a time. A row that does not parse is reported
+    /// and skipped.
+    pub async fn fold_events(
+        &self,
+        project: &str,
+        mut fold: impl FnMut(Envelope),
+    ) -> Result<ReadBack, StoreError> {
+        let pool = self.ready().await?;
+        let mut read = ReadBack::default();
+        let mut after = 0;
+        loop {
+            let rows = page(pool, project, after).await?;
+            if rows.is_empty() {
+                return Ok(read);
+            }
+            read.pages += 1;
+            let full = rows.len() == usize::try_from(EVENT_PAGE).unwrap_or(usize::MAX);
+            for (seq, json) in rows {
+                after = seq;
+                read.last_seq = read.last_seq.max(u64::try_from(seq).unwrap_or(0));
+                match parse(project, seq, &json) {
+                    Some(envelope) => fold(envelope),
+                    None => read.skipped.push(seq),
                 }
             }
+            if !full {
+                return Ok(read);
+            }
         }
-        Ok(replay)
+    }
+}
+
+/// The next [`EVENT_PAGE`] rows after `after`, as (seq, JSON).
+async fn page(
+    pool: &sqlx::SqlitePool,
+    project: &str,
+    after: i64,
+) -> Result<Vec<(i64, String)>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT seq, event FROM events WHERE project = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+    )
+    .bind(project)
+    .bind(after)
+    .bind(EVENT_PAGE)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|row| (row.get("seq"), row.get("event")))
+        .collect())
+}
+
+fn parse(project: &str, seq: i64, json: &str) -> Option<Envelope> {
+    match serde_json::from_str::<SessionEvent>(json) {
+        Ok(event) => Some(Envelope {
+            seq: u64::try_from(seq).unwrap_or(0),
+            event,
+        }),
+        Err(error) => {
+            tracing::warn!(project, seq, %error, "skipping a stored session event that does not parse");
+            None
+        }
     }
 }
 

@@ -350,3 +350,5 @@ async fn a_batch_with_one_bad_event_keeps_the_others() {
         .collect();
     assert_eq!(seqs, vec![1, 2, 3]);
 }
+
+mod flood;

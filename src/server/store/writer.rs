@@ -1,12 +1,19 @@
 //! One task per open project writes what the session publishes, in order,
 //! and only then hands each event to the subscribers: what a browser has
 //! seen is on disk. Writes queued meanwhile go in one transaction.
+//!
+//! The queue is bounded by what reaches it: output comes at most one event
+//! of [`OUTPUT_EVENT_MAX`](super::OUTPUT_EVENT_MAX) bytes per window (the
+//! session's output gate, `output.rs`); every other write is queued as it
+//! comes and never dropped. Every [`OUTPUT_KEPT`] bytes of output written,
+//! the project's stored output is compacted to its last [`OUTPUT_KEPT`].
 
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
 use super::messages::{self, MessageRow};
+use super::output::{OUTPUT_KEPT, output_bytes};
 use super::{Store, StoreError, events};
 use crate::runtime::session::Envelope;
 
@@ -83,11 +90,18 @@ async fn run(
     let mut batch = Vec::new();
     // The number of the last piece of answer text stored, once known.
     let mut piece = None;
+    // Output written since the stored output was last compacted.
+    let mut output = 0;
     while rx.recv_many(&mut batch, BATCH).await > 0 {
         if let Err(error) = write(&store, &project, &batch, &mut piece).await {
             // One bad write rolls the whole batch back; store the others.
             tracing::error!(project, %error, "storing a batch failed; storing it one by one");
             write_each(&store, &project, &batch, &mut piece).await;
+        }
+        output += batch_output(&batch);
+        if output >= OUTPUT_KEPT {
+            output = 0;
+            compact(&store, &project).await;
         }
         for write in batch.drain(..) {
             match write {
@@ -99,6 +113,24 @@ async fn run(
             }
         }
     }
+}
+
+/// Keeps the last [`OUTPUT_KEPT`] bytes of the project's stored output.
+async fn compact(store: &Store, project: &str) {
+    if let Err(error) = store.compact_output(project).await {
+        tracing::error!(project, %error, "compacting the stored output failed");
+    }
+}
+
+/// The bytes of output the batch's events add to the terminal.
+fn batch_output(batch: &[Write]) -> u64 {
+    batch
+        .iter()
+        .map(|write| match write {
+            Write::Event(envelope) => output_bytes(&envelope.event),
+            _ => 0,
+        })
+        .sum()
 }
 
 async fn write_each(store: &Store, project: &str, batch: &[Write], piece: &mut Option<i64>) {
