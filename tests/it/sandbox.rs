@@ -1442,11 +1442,19 @@ async fn a_listed_registry_is_reached_through_the_proxy_and_nothing_else() {
     // goes around the proxy for localhost unless told otherwise).
     let proxy = "--noproxy '' -x \"$http_proxy\"";
     let url = format!("http://localhost:{port}/react");
-    for flags in ["", "-p"] {
-        let out = ok(&*rt, &format!("curl -sS -m 20 {proxy} {flags} {url}")).await;
-        assert_eq!(out, "registry data", "curl {flags}");
-    }
+    let out = ok(&*rt, &format!("curl -sS -m 20 {proxy} {url}")).await;
+    assert_eq!(out, "registry data");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    // A tunnel carries TLS for that name only: the ClientHello goes through
+    // (the server here speaks no TLS, so curl gives up), plain text does not.
+    let tls = format!("curl -sS -m 5 -k {proxy} https://localhost:{port}/react");
+    attempt(&*rt, &tls).await;
     assert_eq!(hits.load(Ordering::SeqCst), 2);
+    let (_, out) = attempt(&*rt, &format!("curl -sS -m 20 {proxy} -p {url}")).await;
+    assert!(!out.contains("registry data"), "{out}");
+    // (The proxy connects before the tunnel's first bytes, which it then
+    // keeps from the server: a connection, not a request.)
+    assert_eq!(hits.load(Ordering::SeqCst), 3);
     // Its address, another port of it, and any other host are refused.
     for url in [
         format!("http://127.0.0.1:{port}/react"),
@@ -1460,7 +1468,7 @@ async fn a_listed_registry_is_reached_through_the_proxy_and_nothing_else() {
         .await;
         assert!(out.ends_with("\n403"), "{url}: {out}");
     }
-    assert_eq!(hits.load(Ordering::SeqCst), 2);
+    assert_eq!(hits.load(Ordering::SeqCst), 3);
     // The proxy's port is not a server of the project: not reported, and
     // not served as a preview.
     assert!(!rt.open_ports().await.contains(&3128));
