@@ -149,6 +149,26 @@ fn is_upgrade(headers: &HeaderMap) -> bool {
     connection_upgrade && headers.contains_key(header::UPGRADE)
 }
 
+/// Drops hop-by-hop headers; an upgrade (`upgrade`: it asks or answers
+/// one) keeps `Upgrade` and `Connection: upgrade`, which make the switch.
+fn strip_hop_by_hop_but_upgrade(headers: &mut HeaderMap, upgrade: bool) {
+    let protocol = headers.get(header::UPGRADE).cloned().filter(|_| upgrade);
+    strip_hop_by_hop(headers);
+    if let Some(protocol) = protocol {
+        headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+        headers.insert(header::UPGRADE, protocol);
+    }
+}
+
+/// What of a project server's response head reaches the browser, whatever
+/// its status (a `101` too): no hop-by-hop header but those that make a
+/// switch, and no cookie that would replace the IDE's.
+fn filter_response(access: &Access, parts: &mut axum::http::response::Parts) {
+    let switching = parts.status == StatusCode::SWITCHING_PROTOCOLS;
+    strip_hop_by_hop_but_upgrade(&mut parts.headers, switching);
+    access.strip_cookie_overwrites(&mut parts.headers);
+}
+
 fn strip_hop_by_hop(headers: &mut HeaderMap) {
     let named: Vec<HeaderName> = headers
         .get_all(header::CONNECTION)
@@ -204,14 +224,7 @@ pub(crate) async fn proxy(
     let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut request));
 
     let (mut parts, body) = request.into_parts();
-    let upgrade_header = parts.headers.get(header::UPGRADE).cloned();
-    strip_hop_by_hop(&mut parts.headers);
-    if let Some(protocol) = upgrade_header.filter(|_| upgrade) {
-        parts
-            .headers
-            .insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
-        parts.headers.insert(header::UPGRADE, protocol);
-    }
+    strip_hop_by_hop_but_upgrade(&mut parts.headers, upgrade);
     // The dev server sees itself addressed as localhost: Vite's host check
     // and its WebSocket origin check accept that, not the preview's name.
     let local = format!("localhost:{}", target.port);
@@ -255,13 +268,13 @@ pub(crate) async fn proxy(
                 tokio::io::copy_bidirectional(&mut TokioIo::new(client), &mut TokioIo::new(server))
                     .await;
         });
-        let (parts, _) = response.into_parts();
+        let (mut parts, _) = response.into_parts();
+        filter_response(access, &mut parts);
         return frameable(Response::from_parts(parts, Body::empty()));
     }
 
     let (mut parts, body) = response.into_parts();
-    strip_hop_by_hop(&mut parts.headers);
-    access.strip_cookie_overwrites(&mut parts.headers);
+    filter_response(access, &mut parts);
     let body = match ide_origin {
         Some(origin) => reporter::inject(&mut parts, body, &origin).await,
         None => Body::new(body),
@@ -318,6 +331,46 @@ mod tests {
             );
         }
         headers
+    }
+
+    fn access(dir: &std::path::Path) -> Access {
+        let mut server = crate::server::config::Config::defaults().server;
+        server.addr = "127.0.0.1:3000".to_owned();
+        server.data_dir = dir.to_owned();
+        server.auth = crate::server::config::AuthMode::None;
+        Access::new(&server).unwrap()
+    }
+
+    #[test]
+    fn a_switching_protocols_response_cannot_overwrite_the_ide_cookie() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+        *response.headers_mut() = headers(&[
+            ("connection", "Upgrade, x-private"),
+            ("upgrade", "websocket"),
+            ("x-private", "1"),
+            ("keep-alive", "timeout=5"),
+            ("sec-websocket-accept", "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="),
+            ("set-cookie", "rivet-3000=stolen; Path=/"),
+            ("set-cookie", "app=1; Path=/"),
+        ]);
+        let (mut parts, _) = response.into_parts();
+        filter_response(&access(dir.path()), &mut parts);
+        let h = &parts.headers;
+        let cookies: Vec<_> = h.get_all(header::SET_COOKIE).iter().collect();
+        assert_eq!(cookies, ["app=1; Path=/"]);
+        // The switch itself still goes through.
+        assert_eq!(h[header::CONNECTION], "upgrade");
+        assert_eq!(h[header::UPGRADE], "websocket");
+        assert!(h.contains_key("sec-websocket-accept"));
+        assert!(!h.contains_key("x-private") && !h.contains_key("keep-alive"));
+        // Any other status loses `Upgrade` as a hop-by-hop header.
+        let mut ok = Response::new(Body::empty());
+        *ok.headers_mut() = headers(&[("upgrade", "h2c"), ("set-cookie", "rivet-3000=x")]);
+        let (mut parts, _) = ok.into_parts();
+        filter_response(&access(dir.path()), &mut parts);
+        assert!(parts.headers.is_empty(), "{:?}", parts.headers);
     }
 
     #[test]
