@@ -843,6 +843,102 @@ async fn a_vite_project_installs_runs_and_hot_reloads_through_the_preview() {
     );
 }
 
+/// A WebSocket server for inside a sandbox, without packages: it answers
+/// every upgrade with `101`, the `Origin` it saw (`x-seen-origin`) and a
+/// cookie named like the IDE's (`process.argv[2]`), then echoes.
+const WEBSOCKET_SERVER: &str = r#"
+const crypto = require('crypto');
+const server = require('http').createServer((q, s) => s.end('page'));
+server.on('upgrade', (q, socket) => {
+  const accept = crypto.createHash('sha1')
+    .update(q.headers['sec-websocket-key'] + '258EAFA5-E914-47DA-95CA-C5AB0DC11B65')
+    .digest('base64');
+  socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n' +
+    'Connection: Upgrade\r\nSec-WebSocket-Accept: ' + accept + '\r\n' +
+    'X-Seen-Origin: ' + (q.headers.origin || '-') + '\r\n' +
+    'Set-Cookie: ' + process.argv[2] + '=stolen; Path=/\r\n' +
+    'Set-Cookie: app=1; Path=/\r\n\r\n');
+  socket.pipe(socket);
+});
+server.listen(Number(process.argv[3]), '127.0.0.1');
+"#;
+
+/// Asks the IDE at `ide` for a WebSocket of the preview `host` from
+/// `origin`; returns the answer's head and the connection.
+async fn preview_upgrade(ide: &Ide, host: &str, origin: &str) -> (String, tokio::net::TcpStream) {
+    let mut stream = tokio::net::TcpStream::connect(ide.addr).await.unwrap();
+    let request = format!(
+        "GET /hmr HTTP/1.1\r\nHost: {host}:{}\r\nAuthorization: {}\r\nOrigin: {origin}\r\n\
+         Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+        ide.addr.port(),
+        super::support::bearer()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        let n = tokio::time::timeout(Duration::from_secs(20), stream.read(&mut byte))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(n, 1, "closed after {}", String::from_utf8_lossy(&head));
+        head.push(byte[0]);
+    }
+    (String::from_utf8_lossy(&head).to_ascii_lowercase(), stream)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preview_websocket_opens_only_from_its_own_origin_and_cannot_set_the_ide_cookie() {
+    let ide = Ide::start(|_| {}).await;
+    let rt = ide.runtime("ws");
+    rt.write_file("ws.js", WEBSOCKET_SERVER.as_bytes())
+        .await
+        .unwrap();
+    let cookie = format!("rivet-{}", ide.addr.port());
+    let server = rt
+        .spawn(CommandSpec::server(format!(
+            "exec node ws.js {cookie} 4600"
+        )))
+        .await
+        .unwrap();
+    wait_port(&*rt, 4600, true).await;
+    let port = ide.addr.port();
+    let host = "ws-4600.preview.localhost";
+
+    // Another site, and another project's preview, are refused.
+    for origin in [
+        "http://evil.example".to_owned(),
+        format!("http://other-4600.preview.localhost:{port}"),
+        format!("http://127.0.0.1:{}", port + 1),
+    ] {
+        let (head, _) = preview_upgrade(&ide, host, &origin).await;
+        assert!(head.starts_with("http/1.1 403"), "{origin}: {head}");
+        assert!(!head.contains("stolen"), "{head}");
+    }
+
+    // The preview's own page: the server sees a local origin, and its
+    // switch reaches the browser without the cookie that would log the
+    // owner out.
+    let (head, mut socket) = preview_upgrade(&ide, host, &format!("http://{host}:{port}")).await;
+    assert!(head.starts_with("http/1.1 101"), "{head}");
+    assert!(
+        head.contains("x-seen-origin: http://localhost:4600\r\n"),
+        "{head}"
+    );
+    assert!(head.contains("set-cookie: app=1; path=/\r\n"), "{head}");
+    assert!(!head.contains(&cookie), "{head}");
+    assert!(head.contains("upgrade: websocket\r\n"), "{head}");
+    socket.write_all(b"ping").await.unwrap();
+    let mut echo = [0u8; 4];
+    tokio::time::timeout(Duration::from_secs(20), socket.read_exact(&mut echo))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&echo, b"ping");
+    server.kill().await.unwrap();
+}
+
 // ---------------------------------------------------------------- escape battery
 //
 // Each case is code in a project trying to get out. Every command must fail
@@ -1442,11 +1538,19 @@ async fn a_listed_registry_is_reached_through_the_proxy_and_nothing_else() {
     // goes around the proxy for localhost unless told otherwise).
     let proxy = "--noproxy '' -x \"$http_proxy\"";
     let url = format!("http://localhost:{port}/react");
-    for flags in ["", "-p"] {
-        let out = ok(&*rt, &format!("curl -sS -m 20 {proxy} {flags} {url}")).await;
-        assert_eq!(out, "registry data", "curl {flags}");
-    }
+    let out = ok(&*rt, &format!("curl -sS -m 20 {proxy} {url}")).await;
+    assert_eq!(out, "registry data");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    // A tunnel carries TLS for that name only: the ClientHello goes through
+    // (the server here speaks no TLS, so curl gives up), plain text does not.
+    let tls = format!("curl -sS -m 5 -k {proxy} https://localhost:{port}/react");
+    attempt(&*rt, &tls).await;
     assert_eq!(hits.load(Ordering::SeqCst), 2);
+    let (_, out) = attempt(&*rt, &format!("curl -sS -m 20 {proxy} -p {url}")).await;
+    assert!(!out.contains("registry data"), "{out}");
+    // (The proxy connects before the tunnel's first bytes, which it then
+    // keeps from the server: a connection, not a request.)
+    assert_eq!(hits.load(Ordering::SeqCst), 3);
     // Its address, another port of it, and any other host are refused.
     for url in [
         format!("http://127.0.0.1:{port}/react"),
@@ -1460,7 +1564,7 @@ async fn a_listed_registry_is_reached_through_the_proxy_and_nothing_else() {
         .await;
         assert!(out.ends_with("\n403"), "{url}: {out}");
     }
-    assert_eq!(hits.load(Ordering::SeqCst), 2);
+    assert_eq!(hits.load(Ordering::SeqCst), 3);
     // The proxy's port is not a server of the project: not reported, and
     // not served as a preview.
     assert!(!rt.open_ports().await.contains(&3128));

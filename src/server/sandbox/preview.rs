@@ -98,8 +98,11 @@ pub async fn preview_guard(
             ),
         ),
         HostKind::Preview(target) => {
-            let ide_port = host_port(&host);
-            proxy(&state.sandbox, &state.access, &target, ide_port, request).await
+            let seen = Seen {
+                ide_port: host_port(&host),
+                listener: state.preview_ports.origin(&target.project, target.port),
+            };
+            proxy(&state.sandbox, &state.access, &target, &seen, request).await
         }
     }
 }
@@ -149,6 +152,73 @@ fn is_upgrade(headers: &HeaderMap) -> bool {
     connection_upgrade && headers.contains_key(header::UPGRADE)
 }
 
+/// Where a preview is seen from, besides its host name.
+pub(crate) struct Seen {
+    /// The IDE's own port, to which the error reporter of an HTML page
+    /// posts (`None` for the scheme's default port).
+    pub ide_port: Option<u16>,
+    /// The origin of the preview's own port of the IDE's host
+    /// ([`super::preview_ports`]), if it has one.
+    pub listener: Option<String>,
+}
+
+/// The only pages that may speak to a project's server as its owner: the
+/// preview's own (its host under
+/// [`PREVIEW_DOMAIN`](crate::runtime::preview::PREVIEW_DOMAIN) and its port
+/// of the IDE's host) and the IDE's.
+fn own_origins(target: &PreviewHost, scheme: &str, host: &str, seen: &Seen) -> Vec<String> {
+    let mut own = vec![target.origin(scheme, seen.ide_port)];
+    own.extend(seen.listener.clone());
+    own.extend(reporter::ide_origin(scheme, host, seen.ide_port));
+    own
+}
+
+/// Whose page a request comes from, by its `Origin`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Requester {
+    /// No `Origin`: not a page's request (a program with the token).
+    Program,
+    /// One of the preview's own origins, or the IDE's.
+    Own,
+    /// Anything else, including an `Origin` that cannot be read.
+    Foreign,
+}
+
+fn requester(headers: &HeaderMap, own: &[String]) -> Requester {
+    let mut values = headers.get_all(header::ORIGIN).iter();
+    let Some(origin) = values.next() else {
+        return Requester::Program;
+    };
+    let known = origin
+        .to_str()
+        .is_ok_and(|o| own.iter().any(|own| own.eq_ignore_ascii_case(o)));
+    if known && values.next().is_none() {
+        Requester::Own
+    } else {
+        Requester::Foreign
+    }
+}
+
+/// Drops hop-by-hop headers; an upgrade (`upgrade`: it asks or answers
+/// one) keeps `Upgrade` and `Connection: upgrade`, which make the switch.
+fn strip_hop_by_hop_but_upgrade(headers: &mut HeaderMap, upgrade: bool) {
+    let protocol = headers.get(header::UPGRADE).cloned().filter(|_| upgrade);
+    strip_hop_by_hop(headers);
+    if let Some(protocol) = protocol {
+        headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+        headers.insert(header::UPGRADE, protocol);
+    }
+}
+
+/// What of a project server's response head reaches the browser, whatever
+/// its status (a `101` too): no hop-by-hop header but those that make a
+/// switch, and no cookie that would replace the IDE's.
+fn filter_response(access: &Access, parts: &mut axum::http::response::Parts) {
+    let switching = parts.status == StatusCode::SWITCHING_PROTOCOLS;
+    strip_hop_by_hop_but_upgrade(&mut parts.headers, switching);
+    access.strip_cookie_overwrites(&mut parts.headers);
+}
+
 fn strip_hop_by_hop(headers: &mut HeaderMap) {
     let named: Vec<HeaderName> = headers
         .get_all(header::CONNECTION)
@@ -165,18 +235,24 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
-/// Forwards `request` to the project's server. `ide_port` is the IDE's
-/// own port, to which the error reporter of an HTML page posts.
+/// Forwards `request` to the project's server, seen as `seen` says.
 pub(crate) async fn proxy(
     manager: &SandboxManager,
     access: &Access,
     target: &PreviewHost,
-    ide_port: Option<u16>,
+    seen: &Seen,
     mut request: Request,
 ) -> Response {
     let client = client_address(&request);
     if let Some(refusal) = refuse_preview(access, request.headers(), client, request.uri().path()) {
         return frameable(refusal);
+    }
+    let upgrade = is_upgrade(request.headers());
+    let scheme = forwarded_scheme(request.headers());
+    let host = request_host(request.headers(), request.uri());
+    let from = requester(request.headers(), &own_origins(target, scheme, &host, seen));
+    if upgrade && from == Requester::Foreign {
+        return refuse_foreign_upgrade(target);
     }
     access.strip_credentials(request.headers_mut());
     let unreachable = |detail: String| {
@@ -193,43 +269,13 @@ pub(crate) async fn proxy(
         Ok(stream) => stream,
         Err(e) => return unreachable(e),
     };
-    let upgrade = is_upgrade(request.headers());
-    let scheme = forwarded_scheme(request.headers());
     // A HEAD answer has no page to put the reporter into.
-    let ide_origin = reporter::ide_origin(
-        scheme,
-        &request_host(request.headers(), request.uri()),
-        ide_port,
-    )
-    .filter(|_| request.method() != axum::http::Method::HEAD);
+    let ide_origin = reporter::ide_origin(scheme, &host, seen.ide_port)
+        .filter(|_| request.method() != axum::http::Method::HEAD);
     let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut request));
 
     let (mut parts, body) = request.into_parts();
-    let upgrade_header = parts.headers.get(header::UPGRADE).cloned();
-    strip_hop_by_hop(&mut parts.headers);
-    if let Some(protocol) = upgrade_header.filter(|_| upgrade) {
-        parts
-            .headers
-            .insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
-        parts.headers.insert(header::UPGRADE, protocol);
-    }
-    // The dev server sees itself addressed as localhost: Vite's host check
-    // and its WebSocket origin check accept that, not the preview's name.
-    let local = format!("localhost:{}", target.port);
-    if let Ok(value) = HeaderValue::from_str(&local) {
-        parts.headers.insert(header::HOST, value);
-    }
-    if parts.headers.contains_key(header::ORIGIN)
-        && let Ok(value) = HeaderValue::from_str(&format!("http://{local}"))
-    {
-        parts.headers.insert(header::ORIGIN, value);
-    }
-    parts.uri = parts
-        .uri
-        .path_and_query()
-        .map_or_else(|| Uri::from_static("/"), |pq| Uri::from(pq.clone()));
-    parts.version = axum::http::Version::HTTP_11;
-    reporter::ask_for_identity(&mut parts.headers);
+    for_upstream(&mut parts, target.port, upgrade, from);
     let upstream = Request::from_parts(parts, body);
 
     let (mut sender, connection) =
@@ -256,18 +302,54 @@ pub(crate) async fn proxy(
                 tokio::io::copy_bidirectional(&mut TokioIo::new(client), &mut TokioIo::new(server))
                     .await;
         });
-        let (parts, _) = response.into_parts();
+        let (mut parts, _) = response.into_parts();
+        filter_response(access, &mut parts);
         return frameable(Response::from_parts(parts, Body::empty()));
     }
 
     let (mut parts, body) = response.into_parts();
-    strip_hop_by_hop(&mut parts.headers);
-    access.strip_cookie_overwrites(&mut parts.headers);
+    filter_response(access, &mut parts);
     let body = match ide_origin {
         Some(origin) => reporter::inject(&mut parts, body, &origin).await,
         None => Body::new(body),
     };
     frameable(Response::from_parts(parts, body))
+}
+
+/// A WebSocket asked for by a page that is neither the preview's nor the
+/// IDE's: the browser sent it the owner's session all the same.
+fn refuse_foreign_upgrade(target: &PreviewHost) -> Response {
+    tracing::warn!(
+        project = %target.project,
+        port = target.port,
+        "refused a preview WebSocket from another origin"
+    );
+    let detail = "Only the preview's own pages and the IDE may open its server's WebSockets.";
+    page(StatusCode::FORBIDDEN, "Another origin", detail)
+}
+
+/// Readies a request's head for the project's server on `port`.
+fn for_upstream(parts: &mut axum::http::request::Parts, port: u16, upgrade: bool, from: Requester) {
+    strip_hop_by_hop_but_upgrade(&mut parts.headers, upgrade);
+    // The dev server sees itself addressed as localhost: Vite's host check
+    // and its WebSocket origin check accept that, not the preview's name.
+    // Only the preview's own pages (and the IDE's) are made to look local;
+    // another page's `Origin` goes on as it is.
+    let local = format!("localhost:{port}");
+    if let Ok(value) = HeaderValue::from_str(&local) {
+        parts.headers.insert(header::HOST, value);
+    }
+    if from == Requester::Own
+        && let Ok(value) = HeaderValue::from_str(&format!("http://{local}"))
+    {
+        parts.headers.insert(header::ORIGIN, value);
+    }
+    parts.uri = parts
+        .uri
+        .path_and_query()
+        .map_or_else(|| Uri::from_static("/"), |pq| Uri::from(pq.clone()));
+    parts.version = axum::http::Version::HTTP_11;
+    reporter::ask_for_identity(&mut parts.headers);
 }
 
 /// `https` behind a TLS proxy that says so, else `http`.
@@ -319,6 +401,85 @@ mod tests {
             );
         }
         headers
+    }
+
+    fn access(dir: &std::path::Path) -> Access {
+        let mut server = crate::server::config::Config::defaults().server;
+        server.addr = "127.0.0.1:3000".to_owned();
+        server.data_dir = dir.to_owned();
+        server.auth = crate::server::config::AuthMode::None;
+        Access::new(&server).unwrap()
+    }
+
+    #[test]
+    fn a_switching_protocols_response_cannot_overwrite_the_ide_cookie() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+        *response.headers_mut() = headers(&[
+            ("connection", "Upgrade, x-private"),
+            ("upgrade", "websocket"),
+            ("x-private", "1"),
+            ("keep-alive", "timeout=5"),
+            ("sec-websocket-accept", "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="),
+            ("set-cookie", "rivet-3000=stolen; Path=/"),
+            ("set-cookie", "app=1; Path=/"),
+        ]);
+        let (mut parts, _) = response.into_parts();
+        filter_response(&access(dir.path()), &mut parts);
+        let h = &parts.headers;
+        let cookies: Vec<_> = h.get_all(header::SET_COOKIE).iter().collect();
+        assert_eq!(cookies, ["app=1; Path=/"]);
+        // The switch itself still goes through.
+        assert_eq!(h[header::CONNECTION], "upgrade");
+        assert_eq!(h[header::UPGRADE], "websocket");
+        assert!(h.contains_key("sec-websocket-accept"));
+        assert!(!h.contains_key("x-private") && !h.contains_key("keep-alive"));
+        // Any other status loses `Upgrade` as a hop-by-hop header.
+        let mut ok = Response::new(Body::empty());
+        *ok.headers_mut() = headers(&[("upgrade", "h2c"), ("set-cookie", "rivet-3000=x")]);
+        let (mut parts, _) = ok.into_parts();
+        filter_response(&access(dir.path()), &mut parts);
+        assert!(parts.headers.is_empty(), "{:?}", parts.headers);
+    }
+
+    #[test]
+    fn only_the_previews_own_origins_and_the_ides_are_its_own() {
+        let target = PreviewHost {
+            project: ProjectId::parse("demo").unwrap(),
+            port: 5173,
+        };
+        let seen = Seen {
+            ide_port: Some(3000),
+            listener: Some("http://127.0.0.1:41234".to_owned()),
+        };
+        let own = own_origins(&target, "http", "demo-5173.preview.localhost:3000", &seen);
+        let from = |origins: &[&str]| {
+            let pairs: Vec<_> = origins.iter().map(|o| ("origin", *o)).collect();
+            requester(&headers(&pairs), &own)
+        };
+        assert_eq!(from(&[]), Requester::Program);
+        for origin in [
+            "http://demo-5173.preview.localhost:3000",
+            "http://DEMO-5173.preview.localhost:3000",
+            "http://127.0.0.1:41234",
+            "http://localhost:3000",
+        ] {
+            assert_eq!(from(&[origin]), Requester::Own, "{origin}");
+        }
+        for origin in [
+            "http://other-5173.preview.localhost:3000",
+            "http://demo-5174.preview.localhost:3000",
+            "http://demo-5173.preview.localhost:3001",
+            "https://demo-5173.preview.localhost:3000",
+            "http://127.0.0.1:41235",
+            "http://localhost:5173",
+            "null",
+        ] {
+            assert_eq!(from(&[origin]), Requester::Foreign, "{origin}");
+        }
+        let twice = ["http://127.0.0.1:41234", "http://evil.example"];
+        assert_eq!(from(&twice), Requester::Foreign);
     }
 
     #[test]

@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use self::listener::{PortSet, Serving, bind};
 use super::SandboxManager;
+use super::preview::Seen;
 use crate::runtime::preview::PreviewHost;
 use crate::runtime::project::ProjectId;
 use crate::runtime::runner::{OpenedPreview, PreviewError, PreviewHooks};
@@ -213,12 +214,16 @@ impl PreviewPorts {
             project: project.clone(),
             port: entry.port,
         };
+        let seen = Seen {
+            ide_port: self.ide_port,
+            listener: Some(listener_origin(self.ip, local)),
+        };
         entry.serving = Some(Serving::start(
             listener,
             Arc::clone(&self.sandbox),
             Arc::clone(&self.access),
             target,
-            self.ide_port,
+            seen,
             Arc::clone(&self.clock),
             Arc::clone(&entry.last_used),
         )?);
@@ -265,12 +270,19 @@ impl PreviewPorts {
     }
 
     fn format_url(&self, local: u16) -> String {
-        let host = match self.ip {
-            IpAddr::V6(ip) if !ip.is_unspecified() => format!("[{ip}]"),
-            ip if ip.is_unspecified() => "127.0.0.1".to_owned(),
-            ip => ip.to_string(),
-        };
-        format!("http://{host}:{local}/")
+        format!("{}/", listener_origin(self.ip, local))
+    }
+
+    /// The origin the project's `port` is (or was last) framed from, if it
+    /// has a preview: its pages, and only they, are this preview's.
+    pub fn origin(&self, project: &ProjectId, port: u16) -> Option<String> {
+        let inner = self.inner();
+        let entry = inner
+            .projects
+            .get(project)?
+            .iter()
+            .find(|e| e.port == port)?;
+        Some(listener_origin(self.ip, entry.local))
     }
 
     /// The project's ports whose preview has a listener open now.
@@ -287,6 +299,16 @@ impl PreviewPorts {
         ports.sort_unstable();
         ports
     }
+}
+
+/// The origin of the preview listener on port `local` of the IDE's `ip`.
+fn listener_origin(ip: IpAddr, local: u16) -> String {
+    let host = match ip {
+        IpAddr::V6(ip) if !ip.is_unspecified() => format!("[{ip}]"),
+        ip if ip.is_unspecified() => "127.0.0.1".to_owned(),
+        ip => ip.to_string(),
+    };
+    format!("http://{host}:{local}")
 }
 
 /// The entry to close to make room: the least recently used of those
@@ -500,6 +522,96 @@ mod tests {
         }
         // Reopened, the port is only listed again, not served.
         assert_eq!(f.ports.url(&f.project, 3000), None);
+    }
+
+    /// Asks `url`'s listener for a WebSocket from `origin`; returns the
+    /// status line of the answer.
+    async fn upgrade_from(url: &str, origin: Option<&str>) -> String {
+        let mut stream = TcpStream::connect(("127.0.0.1", local_port(url)))
+            .await
+            .unwrap();
+        let origin = origin
+            .map(|o| format!("Origin: {o}\r\n"))
+            .unwrap_or_default();
+        let request = format!(
+            "GET /hmr HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{origin}Connection: Upgrade\r\n\
+             Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+            local_port(url)
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut reply = Vec::new();
+        let mut buf = [0; 4096];
+        while !reply.windows(2).any(|w| w == b"\r\n") {
+            let n = stream.read(&mut buf).await.unwrap();
+            assert!(n > 0, "closed: {}", String::from_utf8_lossy(&reply));
+            reply.extend_from_slice(&buf[..n]);
+        }
+        let reply = String::from_utf8_lossy(&reply).into_owned();
+        reply.lines().next().unwrap_or_default().to_owned()
+    }
+
+    // Without a sandbox behind the listener, a WebSocket that passes the
+    // origin check fails at the connection to the project (502): refused
+    // ones never get that far (403).
+
+    #[tokio::test]
+    async fn a_foreign_origin_cannot_open_a_preview_websocket() {
+        let f = fixture(4);
+        f.listening(&[5173]);
+        let url = f.url(5173);
+        let port = local_port(&url);
+        for origin in [
+            "https://evil.example",
+            "null",
+            "http://127.0.0.1:1",
+            &format!("http://localhost:{port}"),
+            &format!("https://127.0.0.1:{port}"),
+            "http://127.0.0.1:3000.evil.example",
+        ] {
+            let status = upgrade_from(&url, Some(origin)).await;
+            assert!(status.starts_with("HTTP/1.1 403"), "{origin}: {status}");
+        }
+    }
+
+    #[tokio::test]
+    async fn another_projects_preview_cannot_open_this_projects_websocket() {
+        let f = fixture(4);
+        f.listening(&[5173]);
+        let url = f.url(5173);
+        let other = ProjectId::parse("other").unwrap();
+        f.manager
+            .entry(&other)
+            .events
+            .set_ports(BTreeSet::from([5173]));
+        let other_url = f.ports.open(&other, 5173).unwrap().url;
+        let other_port = local_port(&other_url);
+        for origin in [
+            format!("http://127.0.0.1:{other_port}"),
+            "http://other-5173.preview.localhost:3000".to_owned(),
+            "http://p-5174.preview.localhost:3000".to_owned(),
+        ] {
+            let status = upgrade_from(&url, Some(&origin)).await;
+            assert!(status.starts_with("HTTP/1.1 403"), "{origin}: {status}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_previews_own_origins_and_the_ides_may_open_its_websocket() {
+        let f = fixture(4);
+        f.listening(&[5173]);
+        let url = f.url(5173);
+        let own = url.trim_end_matches('/').to_owned();
+        assert_eq!(f.ports.origin(&f.project, 5173), Some(own.clone()));
+        for origin in [
+            Some(own.as_str()),
+            Some("http://P-5173.preview.localhost:3000"),
+            Some("http://127.0.0.1:3000"),
+            None,
+        ] {
+            let status = upgrade_from(&url, origin).await;
+            assert!(status.starts_with("HTTP/1.1 502"), "{origin:?}: {status}");
+        }
     }
 
     #[tokio::test]

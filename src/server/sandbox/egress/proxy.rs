@@ -7,6 +7,12 @@
 //! absolute `http://host/…` URL (forwarded with `Connection: close`, so each
 //! connection carries one request to one host). Everything else is refused
 //! with a status and a text that says why.
+//!
+//! A listed host's address may serve other sites too (a CDN picks the site
+//! by name), so the name that goes upstream is always the listed one: a
+//! request goes with its URL's host as `Host` (a `Host` header that names
+//! another is refused), and a tunnel must start with a TLS ClientHello whose
+//! server name is the CONNECT host ([`hello`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +23,8 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::allow::{AllowList, Authority};
+
+mod hello;
 
 /// Largest request head accepted.
 const MAX_HEAD: usize = 16 * 1024;
@@ -84,6 +92,8 @@ pub enum BadRequest {
     ConnectTarget(String),
     #[error("bad host in {target:?}: {why}")]
     Host { target: String, why: String },
+    #[error("the Host header {given:?} is not the URL's host {url}")]
+    HostMismatch { given: String, url: String },
 }
 
 /// Accepts connections until the task is aborted (when the sandbox stops).
@@ -155,15 +165,46 @@ pub async fn handle<S: AsyncRead + AsyncWrite + Unpin>(mut client: S, policy: &P
     };
     let rest = &bytes[request.head_len..];
     match request.kind {
-        Kind::Connect => {
-            let established = b"HTTP/1.1 200 Connection established\r\n\r\n";
-            if client.write_all(established).await.is_err() {
-                return;
-            }
-            tunnel(client, upstream, rest).await;
-        }
+        Kind::Connect => open_tunnel(client, upstream, rest, &target, policy).await,
         Kind::Forward { head } => forward(client, upstream, &head, rest).await,
     }
+}
+
+/// TLS alert `unrecognized_name` (fatal): the tunnel's server name is
+/// refused.
+const UNRECOGNIZED_NAME: [u8; 7] = [21, 3, 3, 0, 2, 2, 112];
+
+/// Answers a CONNECT that may go to `target`, then lets the tunnel through
+/// only when it starts with a ClientHello for that host. `early` is what the
+/// client sent behind its request head.
+async fn open_tunnel<S: AsyncRead + AsyncWrite + Unpin>(
+    mut client: S,
+    upstream: TcpStream,
+    early: &[u8],
+    target: &Authority,
+    policy: &Policy,
+) {
+    let established = b"HTTP/1.1 200 Connection established\r\n\r\n";
+    if client.write_all(established).await.is_err() {
+        return;
+    }
+    let mut bytes = early.to_vec();
+    let why = match hello::read(&mut client, &mut bytes).await {
+        Ok(hello) if hello::matches(hello.server_name.as_deref(), &target.host) => {
+            return tunnel(client, upstream, &bytes).await;
+        }
+        Ok(hello) => match hello.server_name {
+            Some(name) => format!("its TLS server name is {name:?}"),
+            None => "it names no TLS server".to_owned(),
+        },
+        Err(e) => e.to_string(),
+    };
+    tracing::warn!(
+        project = %policy.project,
+        "sandbox egress refused a tunnel to {target}: {why}"
+    );
+    let _ = client.write_all(&UNRECOGNIZED_NAME).await;
+    let _ = client.shutdown().await;
 }
 
 async fn connect(host: &str, port: u16) -> std::io::Result<TcpStream> {
@@ -245,29 +286,56 @@ pub fn parse_request(bytes: &[u8]) -> Result<Request, BadRequest> {
         p if p.starts_with('?') => format!("/{p}"),
         p => p.to_owned(),
     };
-    let mut head = format!("{method} {path} HTTP/1.{version}\r\n").into_bytes();
-    let mut has_host = false;
+    let port = authority.port.unwrap_or(80);
+    check_host_headers(parsed.headers, &authority.host, port)?;
+    let mut head =
+        format!("{method} {path} HTTP/1.{version}\r\nHost: {authority}\r\n").into_bytes();
     for header in parsed.headers.iter() {
         let name = header.name.to_ascii_lowercase();
-        if HOP_HEADERS.contains(&name.as_str()) {
+        if HOP_HEADERS.contains(&name.as_str()) || name == "host" {
             continue;
         }
-        has_host |= name == "host";
         head.extend_from_slice(header.name.as_bytes());
         head.extend_from_slice(b": ");
         head.extend_from_slice(header.value);
         head.extend_from_slice(b"\r\n");
     }
-    if !has_host {
-        head.extend_from_slice(format!("Host: {authority_text}\r\n").as_bytes());
-    }
     head.extend_from_slice(b"Connection: close\r\n\r\n");
     Ok(Request {
         host: authority.host,
-        port: authority.port.unwrap_or(80),
+        port,
         kind: Kind::Forward { head },
         head_len,
     })
+}
+
+/// Refuses `Host` headers that name another host or port than the URL's
+/// (`host`, canonical, on `port`): at most one, and that one the same.
+fn check_host_headers(
+    headers: &[httparse::Header<'_>],
+    host: &str,
+    port: u16,
+) -> Result<(), BadRequest> {
+    let url = Authority {
+        host: host.to_owned(),
+        port: Some(port),
+    };
+    let mut given = headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("host"))
+        .map(|h| String::from_utf8_lossy(h.value).trim().to_owned());
+    let (Some(first), second) = (given.next(), given.next()) else {
+        return Ok(());
+    };
+    let same =
+        Authority::parse(&first).is_ok_and(|a| a.host == url.host && a.port.unwrap_or(80) == port);
+    match second {
+        None if same => Ok(()),
+        _ => Err(BadRequest::HostMismatch {
+            given: first,
+            url: url.to_string(),
+        }),
+    }
 }
 
 async fn bad_request<S: AsyncWrite + Unpin>(client: &mut S, why: &str) {

@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::super::SandboxManager;
-use super::super::preview::proxy;
+use super::super::preview::{Seen, proxy};
 use crate::runtime::preview::PreviewHost;
 use crate::server::access::Access;
 
@@ -80,24 +80,29 @@ pub struct Serving {
 }
 
 impl Serving {
-    /// Serves `listener` as the preview of `target`; every request stamps
-    /// `last_used` with the next tick of `clock`.
+    /// Serves `listener` as the preview of `target`, seen as `seen` says;
+    /// every request stamps `last_used` with the next tick of `clock`.
     pub fn start(
         listener: std::net::TcpListener,
         sandbox: Arc<SandboxManager>,
         access: Arc<Access>,
         target: PreviewHost,
-        ide_port: Option<u16>,
+        seen: Seen,
         clock: Arc<AtomicU64>,
         last_used: Arc<AtomicU64>,
     ) -> io::Result<Serving> {
         listener.set_nonblocking(true)?;
         let listener = TcpListener::from_std(listener)?;
+        let seen = Arc::new(seen);
         let app = Router::new().fallback(move |request: Request| {
             last_used.store(clock.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
-            let (sandbox, access, target) =
-                (Arc::clone(&sandbox), Arc::clone(&access), target.clone());
-            async move { proxy(&sandbox, &access, &target, ide_port, request).await }
+            let (sandbox, access, target, seen) = (
+                Arc::clone(&sandbox),
+                Arc::clone(&access),
+                target.clone(),
+                Arc::clone(&seen),
+            );
+            async move { proxy(&sandbox, &access, &target, &seen, request).await }
         });
         let connections = Arc::new(());
         let counting = Counting {

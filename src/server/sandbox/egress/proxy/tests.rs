@@ -64,6 +64,170 @@ async fn http_upstream() -> (u16, mpsc::UnboundedReceiver<String>) {
     (port, rx)
 }
 
+/// A real TLS ClientHello, made by rustls, asking for `name` (as its
+/// server name when `sni`).
+fn client_hello(name: &str, sni: bool) -> Vec<u8> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    config.enable_sni = sni;
+    let name = rustls::pki_types::ServerName::try_from(name.to_owned()).unwrap();
+    let mut connection = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+    let mut bytes = Vec::new();
+    connection.write_tls(&mut bytes).unwrap();
+    bytes
+}
+
+/// A TCP server on 127.0.0.1 that reports every connection's bytes once
+/// the connection ends.
+async fn recording_upstream() -> (u16, mpsc::UnboundedReceiver<Vec<u8>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let mut bytes = Vec::new();
+                let _ = stream.read_to_end(&mut bytes).await;
+                let _ = tx.send(bytes);
+            });
+        }
+    });
+    (port, rx)
+}
+
+/// Opens a tunnel to `target` through the proxy at `addr` and sends
+/// `first` once it is established; returns what comes back until the
+/// proxy closes, after the `200`.
+async fn through_tunnel(addr: std::net::SocketAddr, target: &str, first: &[u8]) -> Vec<u8> {
+    let mut client = TcpStream::connect(addr).await.unwrap();
+    let request = format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n");
+    client.write_all(request.as_bytes()).await.unwrap();
+    let established = b"HTTP/1.1 200 Connection established\r\n\r\n";
+    let mut reply = vec![0u8; established.len()];
+    client.read_exact(&mut reply).await.unwrap();
+    assert_eq!(reply, established);
+    // In two pieces: the proxy reads on until the ClientHello is whole.
+    let (start, end) = first.split_at(first.len() / 2);
+    client.write_all(start).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    client.write_all(end).await.unwrap();
+    client.shutdown().await.unwrap();
+    let mut rest = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), client.read_to_end(&mut rest))
+        .await
+        .unwrap()
+        .unwrap();
+    rest
+}
+
+/// The TLS alert the proxy ends a refused tunnel with.
+const REFUSED: &[u8] = &[21, 3, 3, 0, 2, 2, 112];
+
+#[tokio::test]
+async fn a_tunnel_whose_sni_is_the_connect_host_passes_unchanged() {
+    let (port, mut received) = recording_upstream().await;
+    let addr = start_proxy(policy(&[&format!("localhost:{port}")])).await;
+    let hello = client_hello("localhost", true);
+    let back = through_tunnel(addr, &format!("LocalHost:{port}"), &hello).await;
+    assert!(back.is_empty(), "{back:?}");
+    let upstream = received.recv().await.unwrap();
+    assert!(upstream == hello, "the ClientHello changed on its way");
+}
+
+#[tokio::test]
+async fn a_tunnel_whose_sni_is_not_the_connect_host_is_refused() {
+    let (port, mut received) = recording_upstream().await;
+    let addr = start_proxy(policy(&[&format!("localhost:{port}")])).await;
+    // (A trailing dot is refused too, see `hello::tests`; rustls drops it.)
+    for name in ["other-site.example", "localhost.example"] {
+        let hello = client_hello(name, true);
+        let back = through_tunnel(addr, &format!("localhost:{port}"), &hello).await;
+        assert_eq!(back, REFUSED, "{name}");
+        assert_eq!(received.recv().await.unwrap(), b"", "{name} went upstream");
+    }
+}
+
+#[tokio::test]
+async fn a_tunnel_without_sni_is_refused() {
+    let (port, mut received) = recording_upstream().await;
+    let addr = start_proxy(policy(&[&format!("localhost:{port}")])).await;
+    let hello = client_hello("localhost", false);
+    let back = through_tunnel(addr, &format!("localhost:{port}"), &hello).await;
+    assert_eq!(back, REFUSED);
+    assert_eq!(received.recv().await.unwrap(), b"");
+}
+
+#[tokio::test]
+async fn a_tunnel_that_does_not_start_with_tls_is_refused() {
+    let (port, mut received) = recording_upstream().await;
+    let addr = start_proxy(policy(&[&format!("localhost:{port}")])).await;
+    let plain = b"GET / HTTP/1.1\r\nHost: other-site.example\r\n\r\n";
+    let back = through_tunnel(addr, &format!("localhost:{port}"), plain).await;
+    assert_eq!(back, REFUSED);
+    assert_eq!(received.recv().await.unwrap(), b"");
+}
+
+#[tokio::test]
+async fn a_tunnel_to_a_listed_address_must_name_no_server() {
+    let (port, mut received) = recording_upstream().await;
+    let addr = start_proxy(policy(&[&format!("127.0.0.1:{port}")])).await;
+    let target = format!("127.0.0.1:{port}");
+    // rustls, like every TLS client, sends no server name for an address.
+    let hello = client_hello("127.0.0.1", true);
+    assert!(through_tunnel(addr, &target, &hello).await.is_empty());
+    assert!(received.recv().await.unwrap() == hello);
+    let named = client_hello("other-site.example", true);
+    assert_eq!(through_tunnel(addr, &target, &named).await, REFUSED);
+    assert_eq!(received.recv().await.unwrap(), b"");
+}
+
+#[tokio::test]
+async fn a_request_whose_host_header_differs_from_its_url_is_refused() {
+    let policy = policy(&["registry.npmjs.org"]);
+    for host in [
+        "other-site.example",
+        "registry.npmjs.org:8080",
+        "registry.npmjs.org.",
+        "registry.npmjs.org\r\nHost: other-site.example",
+    ] {
+        let request =
+            format!("GET http://registry.npmjs.org/react HTTP/1.1\r\nHost: {host}\r\n\r\n");
+        let answer = ask(&policy, request.as_bytes()).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 400 Bad Request\r\n"),
+            "{host:?}: {answer}"
+        );
+        assert!(
+            answer.contains("is not the URL's host registry.npmjs.org:80"),
+            "{host:?}: {answer}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_request_whose_host_header_matches_its_url_goes_with_the_urls_host() {
+    let (port, mut heads) = http_upstream().await;
+    let addr = start_proxy(policy(&[&format!("localhost:{port}")])).await;
+    for given in [format!("\r\nHost: LOCALHOST:{port}"), String::new()] {
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        let request =
+            format!("GET http://localhost:{port}/react HTTP/1.1{given}\r\nAccept: */*\r\n\r\n");
+        client.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.ends_with("\r\n\r\nhello"), "{answer}");
+        let head = heads.recv().await.unwrap();
+        let expected = format!("GET /react HTTP/1.1\r\nHost: localhost:{port}\r\nAccept: */*\r\n");
+        assert!(head.starts_with(&expected), "{head}");
+        assert_eq!(head.matches("Host:").count(), 1, "{head}");
+    }
+}
+
 /// A TCP server on 127.0.0.1 that sends back every byte it receives.
 async fn echo_upstream() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -103,17 +267,19 @@ async fn a_listed_host_gets_the_request_without_the_proxy_headers() {
 #[tokio::test]
 async fn a_connect_tunnel_carries_bytes_unchanged_both_ways() {
     let port = echo_upstream().await;
-    let addr = start_proxy(policy(&[&format!("127.0.0.1:{port}")])).await;
+    let addr = start_proxy(policy(&[&format!("localhost:{port}")])).await;
     let mut client = TcpStream::connect(addr).await.unwrap();
-    // Bytes sent right behind the head go through too.
-    let request =
-        format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\nearly");
-    client.write_all(request.as_bytes()).await.unwrap();
+    // A ClientHello sent right behind the head goes through too.
+    let hello = client_hello("localhost", true);
+    let mut request =
+        format!("CONNECT localhost:{port} HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n").into_bytes();
+    request.extend_from_slice(&hello);
+    client.write_all(&request).await.unwrap();
     let established = b"HTTP/1.1 200 Connection established\r\n\r\n";
-    let mut reply = vec![0u8; established.len() + 5];
+    let mut reply = vec![0u8; established.len() + hello.len()];
     client.read_exact(&mut reply).await.unwrap();
     assert_eq!(&reply[..established.len()], established);
-    assert_eq!(&reply[established.len()..], b"early");
+    assert!(reply[established.len()..] == hello[..]);
 
     // Every byte value, in a stream larger than any buffer on the way.
     let sent: Vec<u8> = (0..3 * 1024 * 1024u32)
@@ -181,11 +347,17 @@ async fn an_ip_literal_is_refused_unless_that_address_is_listed() {
     // The name itself goes through, whatever its case.
     let (mut client, server) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move { handle(server, &policy).await });
-    let request = format!("CONNECT LOCALHOST:{port} HTTP/1.1\r\n\r\nping");
-    client.write_all(request.as_bytes()).await.unwrap();
-    let mut answer = vec![0u8; 43];
+    let hello = client_hello("localhost", true);
+    let mut request = format!("CONNECT LOCALHOST:{port} HTTP/1.1\r\n\r\n").into_bytes();
+    request.extend_from_slice(&hello);
+    client.write_all(&request).await.unwrap();
+    let mut answer = vec![0u8; 39 + hello.len()];
     client.read_exact(&mut answer).await.unwrap();
-    assert_eq!(answer, b"HTTP/1.1 200 Connection established\r\n\r\nping");
+    assert_eq!(
+        &answer[..39],
+        b"HTTP/1.1 200 Connection established\r\n\r\n"
+    );
+    assert!(answer[39..] == hello[..]);
 }
 
 #[tokio::test]
@@ -285,6 +457,6 @@ fn an_absolute_url_becomes_an_origin_form_request() {
     };
     assert_eq!(
         String::from_utf8(head).unwrap(),
-        "POST /?q HTTP/1.0\r\nContent-Length: 2\r\nHost: Mirror.LAN:4873\r\nConnection: close\r\n\r\n"
+        "POST /?q HTTP/1.0\r\nHost: mirror.lan:4873\r\nContent-Length: 2\r\nConnection: close\r\n\r\n"
     );
 }
