@@ -2,7 +2,8 @@
 //! the project, so code in the sandbox cannot touch it) and the project's
 //! workspace as the work tree. Nothing of the host's git setup applies: the
 //! environment is cleared, no system or global configuration is read, hooks
-//! and signing are off and the author is Rivet's.
+//! and signing are off and the author is Rivet's. `git` itself is found by
+//! `host_tools` (absolute directories only), never through the workspace.
 //!
 //! Checkpoints are commits chained on one branch, so none is ever
 //! unreachable (garbage collection keeps them all).
@@ -13,6 +14,7 @@ use std::process::Stdio;
 use tokio::process::Command;
 
 use crate::runtime::tree::SKIPPED_DIRS;
+use crate::server::host_tools::{self, HostToolError};
 
 /// The branch every checkpoint is chained on.
 const BRANCH: &str = "refs/heads/checkpoints";
@@ -21,6 +23,8 @@ const BRANCH: &str = "refs/heads/checkpoints";
 pub enum GitError {
     #[error("cannot run git: {0}")]
     Spawn(#[source] std::io::Error),
+    #[error("cannot run git: {0}")]
+    Missing(#[from] HostToolError),
     #[error("git {command} failed in {repo}: {stderr}")]
     Failed {
         command: String,
@@ -64,11 +68,11 @@ impl Repo {
         &self.git_dir
     }
 
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new("git");
+    fn command(&self, args: &[&str]) -> Result<Command, GitError> {
+        let mut command = Command::new(host_tools::find("git")?);
         command
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", host_tools::path_env())
             .env("LC_ALL", "C")
             .env("GIT_DIR", &self.git_dir)
             .env("GIT_WORK_TREE", &self.work_tree)
@@ -89,12 +93,12 @@ impl Repo {
             .current_dir(&self.work_tree)
             .stdin(Stdio::null())
             .kill_on_drop(true);
-        command
+        Ok(command)
     }
 
     /// Runs git and returns its standard output.
     async fn run(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
-        let output = self.command(args).output().await.map_err(GitError::Spawn)?;
+        let output = self.command(args)?.output().await.map_err(GitError::Spawn)?;
         if output.status.success() {
             Ok(output.stdout)
         } else {
@@ -115,7 +119,7 @@ impl Repo {
     pub async fn ensure(&self) -> Result<(), GitError> {
         if !self.git_dir.join("HEAD").exists() {
             let dir = self.git_dir.display().to_string();
-            let mut init = self.command(&["init", "-q", "--bare", &dir]);
+            let mut init = self.command(&["init", "-q", "--bare", &dir])?;
             init.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE");
             let output = init.output().await.map_err(GitError::Spawn)?;
             if !output.status.success() {
@@ -148,7 +152,7 @@ impl Repo {
     /// The latest checkpoint on the branch, if any.
     pub async fn head(&self) -> Result<Option<String>, GitError> {
         let out = self
-            .command(&["rev-parse", "-q", "--verify", BRANCH])
+            .command(&["rev-parse", "-q", "--verify", BRANCH])?
             .output()
             .await
             .map_err(GitError::Spawn)?;
@@ -261,7 +265,7 @@ impl Repo {
             self.git_dir.display().to_string(),
             git_dir.display().to_string(),
         );
-        let mut clone = self.command(&["clone", "-q", "--bare", "--local", &from, &to]);
+        let mut clone = self.command(&["clone", "-q", "--bare", "--local", &from, &to])?;
         clone.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE");
         let output = clone.output().await.map_err(GitError::Spawn)?;
         if !output.status.success() {
