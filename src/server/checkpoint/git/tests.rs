@@ -295,6 +295,7 @@ async fn a_submodule_layout_is_checkpointed_as_plain_files() {
     // submodule whose git directory is absorbed into `.git/modules/lib`.
     git_in(&work, &["init", "-q"]);
     let modules = work.join(".git/modules/lib");
+    std::fs::create_dir_all(modules.parent().unwrap()).unwrap();
     nested_repository(
         &work,
         "lib",
