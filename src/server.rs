@@ -10,6 +10,7 @@ pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod errors;
+pub mod host_tools;
 pub mod http;
 pub mod llm;
 pub mod parse_cmd;

@@ -63,10 +63,16 @@ struct Server {
 
 impl Server {
     async fn start(mock: &Mock) -> Server {
+        Server::start_with_path(mock, &std::env::var("PATH").unwrap_or_default()).await
+    }
+
+    /// A server whose `PATH` is `path`.
+    async fn start_with_path(mock: &Mock, path: &str) -> Server {
         let data = tempfile::tempdir().unwrap();
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
         super::support::serve_in(&mut command, data.path());
         command
+            .env("PATH", path)
             .env("RIVET_LLM_PROVIDER", "custom")
             .env("RIVET_LLM_BASE_URL", mock.base_url())
             .env("RIVET_LLM_MODEL", "rivet-replay")
@@ -501,4 +507,53 @@ async fn restoring_what_cannot_be_restored_is_refused_with_a_code() {
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
     assert_eq!(error["code"], "invalid_json");
+}
+
+/// An answer that leaves an executable `git` in the project, which creates
+/// `marker` (a path only the host has) when run.
+fn planted_git(marker: &Path) -> String {
+    format!(
+        "#! match: plant
+A file named git.
+
+<boltArtifact id=\"plant\" title=\"Plant\">
+<boltAction type=\"file\" filePath=\"git\">#!/bin/sh
+touch '{}'
+exit 1
+</boltAction>
+<boltAction type=\"shell\">chmod +x git</boltAction>
+</boltArtifact>
+",
+        marker.display()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_named_git_in_the_project_never_runs_when_a_checkpoint_is_taken() {
+    let scripts = tempfile::tempdir().unwrap();
+    let host = tempfile::tempdir().unwrap();
+    let marker = host.path().join("ran-on-the-host");
+    std::fs::write(scripts.path().join("plant.txt"), planted_git(&marker)).unwrap();
+    let mock = Mock::start_with(scripts.path(), &[]);
+    // `.` and an empty entry first: both name the directory git runs in,
+    // the project's workspace.
+    let path = format!(".::{}", std::env::var("PATH").unwrap_or_default());
+    let server = Server::start_with_path(&mock, &path).await;
+    let project = server.create("planted").await;
+    server.answer(&project, "plant please").await;
+    let checkpoints = server.checkpoints(&project).await;
+    assert!(
+        checkpoints.iter().any(|c| c["kind"] == "answer"),
+        "{checkpoints:?}"
+    );
+    assert!(!marker.exists(), "the project's `git` ran on the host");
+    let repo = server.project_dir(&project).join("checkpoints.git");
+    let shown = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(&repo)
+        .args(["ls-tree", "-r", "--name-only", "refs/heads/checkpoints"])
+        .output()
+        .unwrap();
+    let files = String::from_utf8_lossy(&shown.stdout);
+    assert!(files.lines().any(|f| f == "git"), "{files}");
 }

@@ -2,17 +2,20 @@
 //! the project, so code in the sandbox cannot touch it) and the project's
 //! workspace as the work tree. Nothing of the host's git setup applies: the
 //! environment is cleared, no system or global configuration is read, hooks
-//! and signing are off and the author is Rivet's.
+//! and signing are off and the author is Rivet's. `git` itself is found by
+//! `host_tools` (absolute directories only), never through the workspace.
 //!
 //! Checkpoints are commits chained on one branch, so none is ever
 //! unreachable (garbage collection keeps them all).
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Output, Stdio};
 
+use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
 use crate::runtime::tree::SKIPPED_DIRS;
+use crate::server::host_tools::{self, HostToolError};
 
 /// The branch every checkpoint is chained on.
 const BRANCH: &str = "refs/heads/checkpoints";
@@ -21,6 +24,8 @@ const BRANCH: &str = "refs/heads/checkpoints";
 pub enum GitError {
     #[error("cannot run git: {0}")]
     Spawn(#[source] std::io::Error),
+    #[error("cannot run git: {0}")]
+    Missing(#[from] HostToolError),
     #[error("git {command} failed in {repo}: {stderr}")]
     Failed {
         command: String,
@@ -64,11 +69,11 @@ impl Repo {
         &self.git_dir
     }
 
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new("git");
+    fn command(&self, args: &[&str]) -> Result<Command, GitError> {
+        let mut command = Command::new(host_tools::find("git")?);
         command
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", host_tools::path_env())
             .env("LC_ALL", "C")
             .env("GIT_DIR", &self.git_dir)
             .env("GIT_WORK_TREE", &self.work_tree)
@@ -89,20 +94,52 @@ impl Repo {
             .current_dir(&self.work_tree)
             .stdin(Stdio::null())
             .kill_on_drop(true);
-        command
+        Ok(command)
     }
 
     /// Runs git and returns its standard output.
     async fn run(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
-        let output = self.command(args).output().await.map_err(GitError::Spawn)?;
-        if output.status.success() {
-            Ok(output.stdout)
-        } else {
-            Err(GitError::Failed {
-                command: args.join(" "),
-                repo: self.git_dir.clone(),
-                stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-            })
+        let command = self.command(args)?;
+        Ok(self.finish(command, args, &[]).await?.stdout)
+    }
+
+    /// Runs a prepared git command with `input` on its standard input;
+    /// fails unless it exits with 0 (or 1 for `check-ignore`, which means
+    /// "nothing is ignored").
+    async fn finish(
+        &self,
+        mut command: Command,
+        args: &[&str],
+        input: &[u8],
+    ) -> Result<Output, GitError> {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().map_err(GitError::Spawn)?;
+        let stdin = child.stdin.take();
+        let write = async move {
+            if let Some(mut stdin) = stdin {
+                stdin.write_all(input).await?;
+            }
+            Ok::<(), std::io::Error>(())
+        };
+        let (written, output) = tokio::join!(write, child.wait_with_output());
+        let output = output.map_err(GitError::Spawn)?;
+        let nothing_ignored =
+            args.first() == Some(&"check-ignore") && output.status.code() == Some(1);
+        if !output.status.success() && !nothing_ignored {
+            return Err(self.failure(&args.join(" "), &output.stderr));
+        }
+        written.map_err(GitError::Spawn)?;
+        Ok(output)
+    }
+
+    fn failure(&self, command: &str, stderr: &[u8]) -> GitError {
+        GitError::Failed {
+            command: command.to_owned(),
+            repo: self.git_dir.clone(),
+            stderr: String::from_utf8_lossy(stderr).trim().to_owned(),
         }
     }
 
@@ -115,15 +152,11 @@ impl Repo {
     pub async fn ensure(&self) -> Result<(), GitError> {
         if !self.git_dir.join("HEAD").exists() {
             let dir = self.git_dir.display().to_string();
-            let mut init = self.command(&["init", "-q", "--bare", &dir]);
+            let mut init = self.command(&["init", "-q", "--bare", &dir])?;
             init.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE");
             let output = init.output().await.map_err(GitError::Spawn)?;
             if !output.status.success() {
-                return Err(GitError::Failed {
-                    command: "init".into(),
-                    repo: self.git_dir.clone(),
-                    stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-                });
+                return Err(self.failure("init", &output.stderr));
             }
         }
         self.write_excludes()
@@ -148,7 +181,7 @@ impl Repo {
     /// The latest checkpoint on the branch, if any.
     pub async fn head(&self) -> Result<Option<String>, GitError> {
         let out = self
-            .command(&["rev-parse", "-q", "--verify", BRANCH])
+            .command(&["rev-parse", "-q", "--verify", BRANCH])?
             .output()
             .await
             .map_err(GitError::Spawn)?;
@@ -158,7 +191,7 @@ impl Repo {
 
     /// The tree the work tree holds now (staging every change first).
     async fn current_tree(&self) -> Result<String, GitError> {
-        self.run(&["add", "-A", "--", "."]).await?;
+        self.stage().await?;
         self.run_line(&["write-tree"]).await
     }
 
@@ -228,6 +261,8 @@ impl Repo {
                 "-r",
                 "-z",
                 "--no-renames",
+                // Gitlinks of older checkpoints: never files to write.
+                "--ignore-submodules",
                 "--name-status",
                 from,
                 to,
@@ -236,15 +271,19 @@ impl Repo {
         parse_name_status(&out)
     }
 
-    /// Every file of a checkpoint.
+    /// Every file of a checkpoint (not the gitlinks an older checkpoint of
+    /// a nested repository may hold).
     pub async fn files(&self, commit: &str) -> Result<Vec<String>, GitError> {
         let out = self
-            .run(&["ls-tree", "-r", "-z", "--name-only", "--full-tree", commit])
+            .run(&["ls-tree", "-r", "-z", "--full-tree", commit])
             .await?;
         Ok(out
             .split(|b| *b == 0)
-            .filter(|p| !p.is_empty())
-            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .filter_map(|entry| {
+                let entry = String::from_utf8_lossy(entry);
+                let (meta, path) = entry.split_once('\t')?;
+                (meta.split(' ').nth(1) == Some("blob")).then(|| path.to_owned())
+            })
             .collect())
     }
 
@@ -261,15 +300,11 @@ impl Repo {
             self.git_dir.display().to_string(),
             git_dir.display().to_string(),
         );
-        let mut clone = self.command(&["clone", "-q", "--bare", "--local", &from, &to]);
+        let mut clone = self.command(&["clone", "-q", "--bare", "--local", &from, &to])?;
         clone.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE");
         let output = clone.output().await.map_err(GitError::Spawn)?;
         if !output.status.success() {
-            return Err(GitError::Failed {
-                command: "clone".into(),
-                repo: self.git_dir.clone(),
-                stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-            });
+            return Err(self.failure("clone", &output.stderr));
         }
         let repo = Repo::new(git_dir, work_tree);
         repo.ensure().await?;
@@ -295,6 +330,8 @@ fn parse_name_status(out: &[u8]) -> Result<Vec<Change>, GitError> {
     }
     Ok(changes)
 }
+
+mod nested;
 
 #[cfg(test)]
 mod tests;

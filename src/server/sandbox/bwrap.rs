@@ -2,9 +2,7 @@
 //! host, and the command line that builds a project's sandbox (mounts,
 //! namespaces, the generated `/etc` files).
 
-use std::ffi::OsString;
 use std::os::fd::RawFd;
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -13,6 +11,7 @@ use super::dirs::ProjectDirs;
 use super::egress::EgressPolicy;
 use super::{Isolation, SandboxError, SandboxSettings};
 use crate::server::config::NetworkMode;
+use crate::server::host_tools;
 
 /// The sandbox's user and group inside, and their name and home.
 pub const SANDBOX_UID: u32 = 1000;
@@ -96,23 +95,11 @@ fn node_options(limit_mb: u64, find: &impl Fn(&str) -> Option<PathBuf>) -> Optio
     status.success().then(|| FLAG.to_owned())
 }
 
-/// Searches `PATH` (then the usual system directories) for a program.
-pub fn find_program(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_else(|| OsString::from("/usr/bin:/bin"));
-    std::env::split_paths(&path)
-        .chain(["/usr/bin", "/usr/sbin", "/bin"].map(PathBuf::from))
-        .map(|dir| dir.join(name))
-        .find(|candidate| {
-            std::fs::metadata(candidate)
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
-
 impl Host {
     /// Finds bwrap and slirp4netns and checks that bwrap can create the
     /// namespaces a sandbox needs.
     pub fn detect(settings: &SandboxSettings) -> Result<Host, SandboxError> {
-        Host::detect_with(settings, find_program)
+        Host::detect_with(settings, |name| host_tools::find(name).ok())
     }
 
     /// [`Host::detect`] with another way to find programs.
@@ -448,7 +435,8 @@ mod tests {
     #[test]
     fn a_bwrap_that_cannot_create_namespaces_is_refused() {
         // `false` stands for a bwrap the kernel refuses namespaces to.
-        let err = Host::detect_with(&test_settings(), |_| find_program("false")).unwrap_err();
+        let err =
+            Host::detect_with(&test_settings(), |_| host_tools::find("false").ok()).unwrap_err();
         assert!(matches!(err, SandboxError::NoNamespaces(_)), "{err:?}");
         assert!(err.to_string().contains("user namespaces"), "{err}");
     }

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::server::host_tools;
+
 /// npm's own default registry.
 pub const NPM_DEFAULT: &str = "https://registry.npmjs.org/";
 
@@ -42,11 +44,12 @@ pub fn registry_in_npmrc(text: &str) -> Option<String> {
         .rfind(|value| !value.is_empty())
 }
 
-/// Runs `npm config get registry` with the IDE's environment, bounded in
-/// time.
+/// Runs `npm config get registry` with the IDE's environment (but the
+/// `PATH` of `host_tools`, for npm's own `node`), bounded in time.
 fn ask_npm(npm: &Path) -> Option<String> {
     let mut child = Command::new(npm)
         .args(["config", "get", "registry"])
+        .env("PATH", host_tools::path_env())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
