@@ -8,8 +8,10 @@
 
 pub mod archive;
 pub mod conversation;
+pub mod export;
 pub mod git;
 pub mod staging;
+pub mod walk;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,6 +38,10 @@ pub enum TransferError {
     TotalTooLarge { entry: String, limit: u64 },
     #[error("the import has more than the limit of {limit} files and folders (at {entry})")]
     TooManyEntries { entry: String, limit: usize },
+    #[error("the project has more than the export limit of {limit} files and folders (at {entry})")]
+    ExportTooManyEntries { entry: String, limit: usize },
+    #[error("{entry} is nested deeper than the export limit of {limit} folders")]
+    ExportTooDeep { entry: String, limit: usize },
     #[error("not a readable zip archive: {0}")]
     Archive(String),
     #[error("not a Rivet conversation: {0}")]
@@ -90,15 +96,41 @@ async fn project_files(runtime: &dyn Runtime) -> Result<Vec<(String, Vec<u8>)>, 
     Ok(files)
 }
 
-/// The project's name and a zip of its files.
-pub async fn export_zip(state: &AppState, id: &str) -> Result<(String, Vec<u8>), TransferError> {
-    let handle = api::open_in(state, id).await?;
-    let name = state.projects.get(&handle.id)?.name;
-    let files = project_files(&*handle.runtime).await?;
-    let zip = tokio::task::spawn_blocking(move || archive::build(&files))
-        .await
-        .map_err(|e| TransferError::Archive(e.to_string()))??;
-    Ok((name, zip))
+/// A project's zip, written and rewound, ready to be streamed.
+pub struct ZipExport {
+    /// The project's name.
+    pub name: String,
+    /// The zip, already unlinked: it goes away when this is dropped.
+    pub file: tokio::fs::File,
+    pub len: u64,
+}
+
+/// Where exports are written before they are sent: the data directory's
+/// file system, not a `/tmp` that may be small or in memory.
+fn exports_dir(state: &AppState) -> PathBuf {
+    state.config.server.data_dir.join("exports")
+}
+
+/// The project's name and a zip of its files, written to a temporary file
+/// from its workspace on the host (see [`walk`] for how the walk stays
+/// inside it). Every project's files are there, a `webcontainer`
+/// project's too: the server keeps the copy its tab mirrors.
+pub async fn export_zip(state: &AppState, id: &str) -> Result<ZipExport, TransferError> {
+    let id = ProjectId::parse(id).map_err(api::ApiError::from)?;
+    let name = state.projects.get(&id)?.name;
+    let workspace = state.projects.workspace(&id);
+    let exports = exports_dir(state);
+    let (file, len) = tokio::task::spawn_blocking(move || {
+        let out = export::temp_file(&exports)?;
+        export::write_zip(&workspace, walk::WalkLimits::default(), out)
+    })
+    .await
+    .map_err(|e| TransferError::Archive(e.to_string()))??;
+    Ok(ZipExport {
+        name,
+        file: tokio::fs::File::from_std(file),
+        len,
+    })
 }
 
 /// The project's conversation JSON: messages, events and files.

@@ -196,6 +196,31 @@ async fn zip_round_trip_gives_identical_files_without_node_modules() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn export_streams_the_workspace_and_never_follows_its_links() {
+    let (_mock, server) = server().await;
+    let project = server.create("links").await;
+    server.put(&project, "src/App.jsx", b"app").await;
+    let workspace = server
+        .data
+        .path()
+        .join(format!("projects/{project}/workspace"));
+    std::os::unix::fs::symlink(server.data.path().join("rivet.db"), workspace.join("db")).unwrap();
+    std::os::unix::fs::symlink("/etc", workspace.join("src/etc")).unwrap();
+    let response = server.get(&format!("/projects/{project}/export.zip")).await;
+    let length: usize = response.headers()["content-length"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let zip = response.bytes().await.unwrap();
+    assert_eq!(zip.len(), length);
+    assert_eq!(unzip(&zip), [("src/App.jsx".to_owned(), b"app".to_vec())]);
+    let exports = server.data.path().join("exports");
+    let left: Vec<_> = std::fs::read_dir(&exports).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn conversation_round_trip_restores_messages_events_and_files() {
     let (_mock, server) = server().await;
     let project = server.create("talk").await;

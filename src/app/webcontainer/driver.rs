@@ -29,7 +29,7 @@ use crate::runtime::host::{
 use crate::runtime::kind::BootFailure;
 use crate::runtime::project::ProjectId;
 use crate::runtime::protocol::{Event, Parser};
-use crate::runtime::relay::watch::{MirrorLog, WINDOW, WatchMirror};
+use crate::runtime::relay::watch::{MirrorLimits, MirrorLog, WINDOW, WatchMirror};
 use crate::runtime::relay::{FileContent, FileMirror, RelayEvent};
 use crate::runtime::runner::{OpenedPreview, PreviewError, PreviewHooks, Runner, RunnerContext};
 use crate::runtime::session::{LineDecoder, SessionEvent};
@@ -79,7 +79,7 @@ fn run_lazy(project: ProjectId, failure: RwSignal<Option<BootFailure>>) {
         }
         let log = MirrorLog::default();
         let mirrored = mirrored(&project, &runtime, &log);
-        watch(&project, &mirrored, &runtime, log.clone());
+        watch(&project, &mirrored, &runtime, log.clone(), &outbox);
         let runner = runner(&mirrored, &runtime, &outbox);
         resume(&project, &runtime, &outbox, &log).await;
         follow_answers(project, runner, outbox).await;
@@ -151,12 +151,14 @@ fn mirrored(
 }
 
 /// Repeats on the server the file changes of commands (an install, a
-/// build, a shell), in order.
+/// build, a shell), in order, within the mirror's limits; a file held back
+/// is noted in the Rivet tab.
 fn watch(
     project: &ProjectId,
     mirrored: &Arc<dyn Runtime>,
     runtime: &WebContainerRuntime,
     log: MirrorLog,
+    outbox: &Outbox,
 ) {
     let (tx, mut rx) = mpsc::unbounded::<FileMirror>();
     let project = project.clone();
@@ -175,6 +177,13 @@ fn watch(
         }),
         log,
         window: WINDOW,
+        limits: MirrorLimits::default(),
+        note: {
+            let outbox = outbox.clone();
+            Arc::new(move |note: String| {
+                terminal(&outbox, &format!("\x1b[33m# Rivet: {note}\x1b[0m\r\n"))
+            })
+        },
     };
     leptos::task::spawn_local(mirror.run(runtime.fs_events()));
 }

@@ -4,13 +4,14 @@
 //! new project. Each route has its own body limit.
 
 use axum::Json;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::rejection::{BytesRejection, JsonRejection};
 use axum::extract::{DefaultBodyLimit, Multipart, Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::MethodRouter;
 use serde::Deserialize;
+use tokio_util::io::ReaderStream;
 
 use super::V1Error;
 use crate::server::state::AppState;
@@ -76,6 +77,9 @@ impl From<TransferError> for V1Error {
             TransferError::TooManyEntries { .. } => {
                 (StatusCode::PAYLOAD_TOO_LARGE, "too_many_entries")
             }
+            TransferError::ExportTooManyEntries { .. } | TransferError::ExportTooDeep { .. } => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "export_too_large")
+            }
             TransferError::Archive(_) => (StatusCode::BAD_REQUEST, "invalid_zip"),
             TransferError::Conversation(_) => (StatusCode::BAD_REQUEST, "invalid_conversation"),
             TransferError::GitUrl { .. } => (StatusCode::BAD_REQUEST, "git_url_refused"),
@@ -118,17 +122,24 @@ fn file_name(name: &str, extension: &str) -> String {
     format!("attachment; filename=\"{clean}.{extension}\"")
 }
 
+/// The zip is written to a temporary file first, then streamed from it in
+/// pieces of [`transfer::archive::COPY_BUFFER`].
 pub async fn export_zip(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<impl IntoResponse, V1Error> {
-    let (name, zip) = transfer::export_zip(&state, &id).await?;
+    let export = transfer::export_zip(&state, &id).await?;
+    let body = Body::from_stream(ReaderStream::with_capacity(
+        export.file,
+        transfer::archive::COPY_BUFFER,
+    ));
     Ok((
         [
             (header::CONTENT_TYPE, "application/zip".to_owned()),
-            (header::CONTENT_DISPOSITION, file_name(&name, "zip")),
+            (header::CONTENT_DISPOSITION, file_name(&export.name, "zip")),
+            (header::CONTENT_LENGTH, export.len.to_string()),
         ],
-        zip,
+        body,
     ))
 }
 

@@ -1,8 +1,9 @@
-//! Zip archives: a project's files written into one, and one read into a
-//! [`Staging`] entry by entry, refusing links, unsafe paths and anything
-//! over the limits as it goes.
+//! Zip archives: a project's files written into one entry by entry, each
+//! copied in [`COPY_BUFFER`] pieces, and one read into a [`Staging`] entry
+//! by entry, refusing links, unsafe paths and anything over the limits as
+//! it goes.
 
-use std::io::{Cursor, Write};
+use std::io::{self, Cursor, Read, Seek, Write};
 
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
@@ -10,29 +11,75 @@ use zip::{CompressionMethod, ZipArchive, ZipWriter};
 use super::TransferError;
 use super::staging::Staging;
 
+/// The most of a file held in memory while it is written into a zip.
+pub const COPY_BUFFER: usize = 64 * 1024;
+
 fn archive_error(error: zip::result::ZipError) -> TransferError {
     TransferError::Archive(error.to_string())
 }
 
-/// A zip of `files` (project-relative paths and their bytes), in order.
-pub fn build(files: &[(String, Vec<u8>)]) -> Result<Vec<u8>, TransferError> {
-    let mut writer = ZipWriter::new(Cursor::new(Vec::new()));
-    let options = SimpleFileOptions::default()
-        .compression_method(CompressionMethod::Deflated)
-        .unix_permissions(0o644)
-        .large_file(false);
-    for (path, bytes) in files {
-        let options = if bytes.len() > u32::MAX as usize {
-            options.large_file(true)
-        } else {
-            options
-        };
-        writer.start_file(path, options).map_err(archive_error)?;
-        writer
-            .write_all(bytes)
-            .map_err(|e| TransferError::Archive(e.to_string()))?;
+/// A failure to write a zip: the disk's (storage) or the zip's own.
+fn write_error(path: &str, error: zip::result::ZipError) -> TransferError {
+    match error {
+        zip::result::ZipError::Io(source) => io_error(path, source),
+        other => archive_error(other),
     }
-    Ok(writer.finish().map_err(archive_error)?.into_inner())
+}
+
+fn io_error(path: &str, source: io::Error) -> TransferError {
+    TransferError::Io {
+        path: path.into(),
+        source,
+    }
+}
+
+/// A zip being written into `W`, one entry after another.
+pub struct ZipOut<W: Write + Seek> {
+    writer: ZipWriter<W>,
+    buf: Vec<u8>,
+}
+
+impl<W: Write + Seek> ZipOut<W> {
+    pub fn new(out: W) -> ZipOut<W> {
+        ZipOut {
+            writer: ZipWriter::new(out),
+            buf: vec![0; COPY_BUFFER],
+        }
+    }
+
+    /// Adds the entry `path` with the first `size` bytes of `reader` (fewer
+    /// if it ends sooner).
+    pub fn add(
+        &mut self,
+        path: &str,
+        reader: &mut dyn Read,
+        size: u64,
+    ) -> Result<(), TransferError> {
+        let options = SimpleFileOptions::default()
+            .compression_method(CompressionMethod::Deflated)
+            .unix_permissions(0o644)
+            .large_file(size > u64::from(u32::MAX));
+        self.writer
+            .start_file(path, options)
+            .map_err(|e| write_error(path, e))?;
+        let mut reader = reader.take(size);
+        loop {
+            let n = match reader.read(&mut self.buf) {
+                Ok(0) => return Ok(()),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io_error(path, e)),
+            };
+            self.writer
+                .write_all(&self.buf[..n])
+                .map_err(|e| io_error(path, e))?;
+        }
+    }
+
+    /// Writes the zip's directory and hands back `W`.
+    pub fn finish(self) -> Result<W, TransferError> {
+        self.writer.finish().map_err(|e| write_error("", e))
+    }
 }
 
 /// Writes every entry of the zip `bytes` into `staging`.
@@ -68,11 +115,11 @@ mod tests {
     }
 
     fn zip_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
-        let files: Vec<(String, Vec<u8>)> = entries
-            .iter()
-            .map(|(p, b)| ((*p).to_owned(), b.to_vec()))
-            .collect();
-        build(&files).unwrap()
+        let mut zip = ZipOut::new(Cursor::new(Vec::new()));
+        for (path, bytes) in entries {
+            zip.add(path, &mut &bytes[..], bytes.len() as u64).unwrap();
+        }
+        zip.finish().unwrap().into_inner()
     }
 
     #[test]

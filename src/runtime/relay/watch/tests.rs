@@ -2,6 +2,7 @@
 //! executor and windows that end only when the test ends them.
 
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use futures::FutureExt;
 use futures::channel::oneshot;
@@ -16,12 +17,17 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The timers the mirror is waiting on: how long each was asked for, and
+/// its end.
+type Timers = Arc<Mutex<Vec<(Duration, oneshot::Sender<()>)>>>;
+
 struct Watch {
     runtime: FakeRuntime,
     log: MirrorLog,
     pool: LocalPool,
-    windows: Arc<Mutex<Vec<oneshot::Sender<()>>>>,
+    windows: Timers,
     sent: Arc<Mutex<Vec<FileMirror>>>,
+    notes: Arc<Mutex<Vec<String>>>,
 }
 
 impl Watch {
@@ -31,12 +37,13 @@ impl Watch {
         let log = MirrorLog::default();
         let windows = Arc::new(Mutex::new(Vec::new()));
         let sent = Arc::new(Mutex::new(Vec::new()));
-        let (timers, sink) = (Arc::clone(&windows), Arc::clone(&sent));
+        let notes = Arc::new(Mutex::new(Vec::new()));
+        let (timers, sink, noted) = (Arc::clone(&windows), Arc::clone(&sent), Arc::clone(&notes));
         let mirror = WatchMirror {
             runtime: Arc::new(runtime.clone()),
-            sleep: Arc::new(move |_| {
+            sleep: Arc::new(move |duration| {
                 let (end, ended) = oneshot::channel();
-                lock(&timers).push(end);
+                lock(&timers).push((duration, end));
                 async move {
                     let _ = ended.await;
                 }
@@ -45,6 +52,8 @@ impl Watch {
             sink: Arc::new(move |change| lock(&sink).push(change)),
             log: log.clone(),
             window: WINDOW,
+            limits: MirrorLimits::default(),
+            note: Arc::new(move |note: String| lock(&noted).push(note)),
         };
         let pool = LocalPool::new();
         let events = runtime.fs_events();
@@ -57,6 +66,7 @@ impl Watch {
             pool,
             windows,
             sent,
+            notes,
         }
     }
 
@@ -68,12 +78,31 @@ impl Watch {
     /// what it sent.
     fn settle(&mut self) -> Vec<FileMirror> {
         self.pool.run_until_stalled();
-        for window in lock(&self.windows).drain(..) {
+        for (_, window) in lock(&self.windows).drain(..) {
             let _ = window.send(());
         }
         self.pool.run_until_stalled();
         std::mem::take(&mut *lock(&self.sent))
     }
+
+    /// The notes made since the last call.
+    fn notes(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.notes))
+    }
+
+    /// How long each timer the mirror waits on now was asked for.
+    fn pending_timers(&self) -> Vec<Duration> {
+        lock(&self.windows).iter().map(|(d, _)| *d).collect()
+    }
+}
+
+fn paths(sent: &[FileMirror]) -> Vec<&str> {
+    sent.iter()
+        .map(|change| match change {
+            FileMirror::Write { path, .. } | FileMirror::Remove { path } => path.as_str(),
+            FileMirror::Rename { to, .. } => to.as_str(),
+        })
+        .collect()
 }
 
 fn write(path: &str, bytes: &[u8]) -> FileMirror {
@@ -182,4 +211,55 @@ fn mirror_log_follows_renames() {
     assert!(!log.wrote("app/a.js", b"a"));
     assert!(!log.wrote("app/lib/b.js", b"b"));
     assert!(!log.removed("src/a.js"), "its folder moved away");
+}
+
+#[test]
+fn a_file_larger_than_the_mirror_cap_is_not_mirrored_and_a_note_says_so() {
+    let mut watch = Watch::new();
+    let big = vec![b'v'; MAX_FILE_BYTES + 1];
+    watch.write("public/video.mp4", &big);
+    watch.write("src/App.jsx", b"app");
+    assert_eq!(watch.settle(), [write("src/App.jsx", b"app")]);
+    let notes = watch.notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("public/video.mp4"), "{}", notes[0]);
+    assert!(notes[0].contains("8.0 MiB per file"), "{}", notes[0]);
+    // Written again, still too large: not sent, not noted twice.
+    watch.write("public/video.mp4", &[b'w'; MAX_FILE_BYTES + 2]);
+    assert_eq!(watch.settle(), []);
+    assert_eq!(watch.notes(), Vec::<String>::new());
+    // Within the cap again, it is mirrored.
+    watch.write("public/video.mp4", b"small");
+    assert_eq!(watch.settle(), [write("public/video.mp4", b"small")]);
+    // A file of exactly the cap is sent.
+    let at_cap = vec![b'c'; MAX_FILE_BYTES];
+    watch.write("public/at-cap.bin", &at_cap);
+    assert_eq!(paths(&watch.settle()), ["public/at-cap.bin"]);
+}
+
+#[test]
+fn mirroring_past_the_per_second_budget_waits_or_is_noted() {
+    let mut watch = Watch::new();
+    let six_mib = vec![b'6'; 6 << 20];
+    for path in ["a.bin", "b.bin", "c.bin"] {
+        watch.write(path, &six_mib);
+    }
+    // 18 MiB in one second is over the 16 MiB budget: the third file waits
+    // for the second to end, and a note says so.
+    assert_eq!(paths(&watch.settle()), ["a.bin", "b.bin"]);
+    assert_eq!(watch.pending_timers(), [Duration::from_secs(1)]);
+    let notes = watch.notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("c.bin"), "{}", notes[0]);
+    assert!(notes[0].contains("16.0 MiB a second"), "{}", notes[0]);
+    // Once the second is over it goes, read again: the bytes of now.
+    watch.write("c.bin", b"changed while it waited");
+    let sent = watch.settle();
+    assert_eq!(sent[0], write("c.bin", b"changed while it waited"));
+    // A new second: the budget is whole again.
+    for path in ["d.bin", "e.bin"] {
+        watch.write(path, &six_mib);
+    }
+    assert_eq!(paths(&watch.settle()), ["d.bin", "e.bin"]);
+    assert_eq!(watch.notes(), Vec::<String>::new());
 }
