@@ -249,7 +249,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let closed = dir.path().join("workspace/closed");
         write(&closed.join("x"), 10);
-        std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0)).unwrap();
+        std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o000)).unwrap();
         let error = measure(&roots(&dir), u64::MAX).unwrap_err();
         std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o700)).unwrap();
         assert!(error.to_string().contains("closed"), "{error}");
