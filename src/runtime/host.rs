@@ -109,6 +109,8 @@ pub enum Limit {
     Memory,
     Processes,
     FileSize,
+    /// The project's disk quota: its files together, or one file as large.
+    Disk,
     OpenFiles,
     CpuTime,
     WallClock,
@@ -121,6 +123,7 @@ impl Limit {
             Limit::Memory => "sandbox.memory_mb",
             Limit::Processes => "sandbox.max_processes",
             Limit::FileSize => "sandbox.file_size_mb",
+            Limit::Disk => "sandbox.disk_mb",
             Limit::OpenFiles => "sandbox.open_files",
             Limit::CpuTime => "sandbox.cpu_secs",
             Limit::WallClock => "sandbox.timeout_secs",

@@ -111,6 +111,8 @@ pub struct SandboxConfig {
     pub memory_mb: u64,
     pub max_processes: u64,
     pub file_size_mb: u64,
+    /// Disk space a project's folders may take, in MiB (`sandbox/quota.rs`).
+    pub disk_mb: u64,
     pub open_files: u64,
     pub cpu_secs: u64,
     pub timeout_secs: u64,
@@ -360,6 +362,21 @@ mod tests {
         assert!(config.agent.auto_approve);
         assert_eq!(config.agent.max_steps, 5);
         assert!(load(None, &[("RIVET_AGENT_DEFAULT_MODE", "chat")]).is_err());
+    }
+
+    #[test]
+    fn the_disk_quota_comes_from_the_environment() {
+        assert_eq!(Config::defaults().sandbox.disk_mb, 4096);
+        let config = load(None, &[("RIVET_SANDBOX_DISK_MB", "8")]).unwrap();
+        assert_eq!(config.sandbox.disk_mb, 8);
+    }
+
+    #[test]
+    fn a_disk_quota_that_is_not_a_number_is_refused_naming_the_variable() {
+        let err = load(None, &[("RIVET_SANDBOX_DISK_MB", "8G")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("RIVET_SANDBOX_DISK_MB"), "{err}");
     }
 
     #[test]

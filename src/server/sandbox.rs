@@ -23,6 +23,7 @@ pub(crate) mod preview;
 pub mod preview_ports;
 mod process;
 mod protocol;
+mod quota;
 mod runtime;
 mod sys;
 mod terminal;
@@ -40,6 +41,7 @@ pub use agent::AgentArgs;
 pub use bwrap::{SANDBOX_HOME, SANDBOX_WORKSPACE};
 pub use limits::Limits;
 pub use preview::preview_guard;
+pub use quota::QuotaExceeded;
 pub use runtime::ProjectRuntime;
 
 use self::bwrap::Host;
@@ -118,6 +120,8 @@ pub struct SandboxManager {
     closing: AtomicBool,
     /// What else goes with a project (its preview listeners).
     on_close: Mutex<Vec<ProjectClosed>>,
+    /// Who hears of a project going over its disk quota (its session).
+    on_quota: Mutex<Vec<QuotaExceeded>>,
 }
 
 impl SandboxManager {
@@ -130,6 +134,7 @@ impl SandboxManager {
             terminals: terminal::Terminals::default(),
             closing: AtomicBool::new(false),
             on_close: Mutex::new(Vec::new()),
+            on_quota: Mutex::new(Vec::new()),
         })
     }
 

@@ -10,7 +10,7 @@ use super::config::Config;
 use super::llm::LlmService;
 use super::projects::Projects;
 use super::sandbox::preview_ports::PreviewPorts;
-use super::sandbox::{SandboxManager, SandboxSettings};
+use super::sandbox::{QuotaExceeded, SandboxManager, SandboxSettings};
 use super::session::OpenProjects;
 use super::store::Store;
 
@@ -51,6 +51,8 @@ impl AppState {
             .parse::<std::net::SocketAddr>()
             .unwrap_or_else(|_| std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
         let access = Arc::new(Access::new_or_closed(&config.server));
+        let open_projects = Arc::new(OpenProjects::default());
+        sandbox.on_quota_exceeded(quota_alert(Arc::downgrade(&open_projects)));
         AppState {
             preview_ports: PreviewPorts::new(ide, Arc::clone(&sandbox), Arc::clone(&access)),
             access,
@@ -60,9 +62,25 @@ impl AppState {
             llm: Arc::new(LlmService::new(config.clone())),
             config,
             sandbox,
-            open_projects: Arc::new(OpenProjects::default()),
+            open_projects,
         }
     }
+}
+
+/// A project over its disk quota is stopped like Stop does, and its chat
+/// says why.
+fn quota_alert(projects: std::sync::Weak<OpenProjects>) -> QuotaExceeded {
+    Box::new(move |project, message| {
+        let Some(handle) = projects.upgrade().and_then(|p| p.get(project)) else {
+            return;
+        };
+        super::session::manage::stop_in(&handle);
+        handle.runner.alert(
+            "Disk quota reached".to_owned(),
+            format!("{message}. The project's processes were stopped; its files are kept. Delete files to run commands again."),
+            None,
+        );
+    })
 }
 
 impl FromRef<AppState> for LeptosOptions {

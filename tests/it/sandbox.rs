@@ -21,6 +21,7 @@ struct Ide {
     dir: TempDir,
     manager: Arc<SandboxManager>,
     addr: SocketAddr,
+    state: AppState,
 }
 
 fn settings(data_dir: &Path, tweak: impl FnOnce(&mut SandboxConfig)) -> SandboxSettings {
@@ -49,12 +50,16 @@ impl Ide {
             .site_root("target/site")
             .build();
         let state = AppState::with_sandbox(options, config, manager.clone());
+        let app = rivet::server::http::app(state.clone());
         tokio::spawn(async move {
-            axum::serve(listener, rivet::server::http::app(state))
-                .await
-                .unwrap();
+            axum::serve(listener, app).await.unwrap();
         });
-        Ide { dir, manager, addr }
+        Ide {
+            dir,
+            manager,
+            addr,
+            state,
+        }
     }
 
     fn runtime(&self, project: &str) -> Arc<dyn Runtime> {
@@ -1297,6 +1302,105 @@ async fn escape_fill_the_disk() {
     )
     .await;
     assert!(out.contains("No space left on device"), "{out}");
+}
+
+// ---------------------------------------------------------------- disk quota
+
+/// Twelve files of 1 MiB, each far below an 8 MiB quota, then a wait that
+/// only something from outside ends.
+const FILL_PAST_8_MIB: &str =
+    "for i in $(seq 1 12); do head -c 1M /dev/urandom > f$i.bin || exit 1; done; sleep 120";
+
+fn quota_files(ide: &Ide, project: &str) -> Vec<u64> {
+    let workspace = ide.manager.workspace_dir(&id(project));
+    (1..=12)
+        .filter_map(|i| std::fs::metadata(workspace.join(format!("f{i}.bin"))).ok())
+        .map(|m| m.len())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_writing_past_its_quota_is_stopped_with_an_alert_naming_it() {
+    let ide = Ide::start(|c| c.disk_mb = 8).await;
+    let handle = ide
+        .state
+        .open_projects
+        .open(&ide.state, &id("filler"))
+        .await;
+    let rt = ide.runtime("filler");
+    let started = Instant::now();
+    let (status, out) = sh(&*rt, FILL_PAST_8_MIB).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(status.limit_hit, Some(Limit::Disk), "{status:?}\n{out}");
+    let message = status.message.unwrap();
+    assert!(
+        message.contains("disk quota of 8 MiB per project reached (sandbox.disk_mb)"),
+        "{message}"
+    );
+    assert!(
+        message.contains("the project uses more than 8."),
+        "{message}"
+    );
+    let alerts = handle.session.read(|s| s.alerts.clone());
+    let alert = alerts
+        .iter()
+        .find(|a| a.title == "Disk quota reached")
+        .unwrap_or_else(|| panic!("no quota alert in {alerts:?}"));
+    assert!(
+        alert
+            .detail
+            .contains("disk quota of 8 MiB per project reached (sandbox.disk_mb)")
+            && alert.detail.contains("the project uses more than 8."),
+        "{}",
+        alert.detail
+    );
+    // Nothing new starts until space is freed: a command, or a terminal.
+    for refused in [
+        rt.spawn(CommandSpec::command("true")).await.err(),
+        rt.spawn(CommandSpec::server("sleep 5")).await.err(),
+    ] {
+        let refused = refused.expect("started over the quota").to_string();
+        assert!(
+            refused.contains("not started: disk quota of 8 MiB per project reached"),
+            "{refused}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_over_its_quota_keeps_its_files_and_other_projects_keep_working() {
+    let ide = Ide::start(|c| c.disk_mb = 8).await;
+    let (status, out) = while_abused(&ide, CommandSpec::command(FILL_PAST_8_MIB)).await;
+    assert_eq!(status.limit_hit, Some(Limit::Disk), "{status:?}\n{out}");
+    let neighbour = ide.runtime("neighbour");
+    assert_eq!(ok(&*neighbour, "echo fine").await, "fine\n");
+    // Every byte written is still there.
+    assert_eq!(quota_files(&ide, "attacker"), vec![1 << 20; 12]);
+    // Deleting files is enough to run commands again.
+    let rt = ide.runtime("attacker");
+    assert!(rt.spawn(CommandSpec::command("true")).await.is_err());
+    for i in 1..=6 {
+        rt.remove(&format!("f{i}.bin")).await.unwrap();
+    }
+    assert_eq!(ok(&*rt, "echo again").await, "again\n");
+    assert_eq!(quota_files(&ide, "attacker").len(), 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_larger_than_the_quota_cannot_be_written() {
+    let ide = Ide::start(|c| c.disk_mb = 8).await;
+    let rt = ide.runtime("bigfile");
+    let (status, _) = sh(&*rt, "head -c 100M /dev/zero > big.bin").await;
+    assert_eq!(status.limit_hit, Some(Limit::Disk), "{status:?}");
+    assert!(status.message.unwrap().contains("(sandbox.disk_mb)"));
+    let size = std::fs::metadata(ide.manager.workspace_dir(&id("bigfile")).join("big.bin"))
+        .unwrap()
+        .len();
+    assert!(size <= 8 << 20, "{size}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

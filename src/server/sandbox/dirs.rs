@@ -1,6 +1,7 @@
 //! A project's directories on the host, and making them the sandbox user's.
 
 use std::ffi::{CStr, CString, OsStr};
+use std::ops::ControlFlow;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -92,14 +93,14 @@ fn chown_tree(root: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
     let (owner, group) = (Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)));
     walk_no_follow(root, &mut |entry| {
         if entry.stat.st_uid == uid && entry.stat.st_gid == gid {
-            return Ok(());
+            return Ok(ControlFlow::Continue(()));
         }
         let changed = match entry.name {
             None => fchown(entry.dir, owner, group),
             // A symlink swapped in since the stat is chowned itself.
             Some(name) => fchownat(entry.dir, name, owner, group, AtFlags::AT_SYMLINK_NOFOLLOW),
         };
-        changed.map_err(|e| {
+        changed.map(ControlFlow::Continue).map_err(|e| {
             let path = root.join(entry.path);
             std::io::Error::new(
                 std::io::Error::from(e).kind(),
@@ -110,16 +111,20 @@ fn chown_tree(root: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
 }
 
 /// One entry met by [`walk_no_follow`].
-struct Walked<'a> {
+pub(super) struct Walked<'a> {
     /// The directory holding the entry, or the root itself.
-    dir: BorrowedFd<'a>,
+    pub dir: BorrowedFd<'a>,
     /// The entry's name in `dir`; `None` for the root.
-    name: Option<&'a CStr>,
+    pub name: Option<&'a CStr>,
     /// The entry itself, never a symlink's target.
-    stat: FileStat,
+    pub stat: FileStat,
     /// Where it is, below the root (for messages).
-    path: &'a Path,
+    pub path: &'a Path,
 }
+
+/// What a visit of [`walk_no_follow`] says: go on, or stop the whole walk
+/// (`Break`); a directory is entered unless the walk stops.
+pub(super) type Visit = std::io::Result<ControlFlow<()>>;
 
 /// A directory still to enter: its name in a directory already open.
 struct Pending {
@@ -133,21 +138,25 @@ struct Pending {
 /// `O_NOFOLLOW | O_DIRECTORY`, each entry is examined with `fstatat(…,
 /// AT_SYMLINK_NOFOLLOW)`. Renaming a parent or swapping a directory for a
 /// symlink at any moment cannot lead the walk out of the tree: a symlink
-/// is visited as itself and never entered.
-fn walk_no_follow(
+/// is visited as itself and never entered. A directory that cannot be
+/// opened or examined fails the walk with an error naming it. Holds one
+/// descriptor per level of the directory being read.
+pub(super) fn walk_no_follow(
     root: &Path,
-    visit: &mut dyn FnMut(&Walked<'_>) -> std::io::Result<()>,
+    visit: &mut dyn FnMut(&Walked<'_>) -> Visit,
 ) -> std::io::Result<()> {
     let fd = Rc::new(nix::fcntl::open(root, dir_flags(), Mode::empty())?);
     let stat = nix::sys::stat::fstat(fd.as_fd())?;
-    visit(&Walked {
+    let first = visit(&Walked {
         dir: fd.as_fd(),
         name: None,
         stat,
         path: Path::new(""),
     })?;
     let mut stack = Vec::new();
-    expand(&fd, Path::new(""), &mut stack, visit)?;
+    if first.is_break() || expand(&fd, Path::new(""), &mut stack, visit)?.is_break() {
+        return Ok(());
+    }
     while let Some(next) = stack.pop() {
         let opened = nix::fcntl::openat(
             next.parent.as_fd(),
@@ -160,11 +169,21 @@ fn walk_no_follow(
             Ok(fd) => Rc::new(fd),
             // Swapped for a symlink or a file, or gone, since it was seen.
             Err(Errno::ELOOP | Errno::ENOTDIR | Errno::ENOENT) => continue,
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(named(e, &next.path)),
         };
-        expand(&fd, &next.path, &mut stack, visit)?;
+        if expand(&fd, &next.path, &mut stack, visit)?.is_break() {
+            return Ok(());
+        }
     }
     Ok(())
+}
+
+/// `e`, saying which entry below the walk's root it is about.
+fn named(e: Errno, path: &Path) -> std::io::Error {
+    std::io::Error::new(
+        std::io::Error::from(e).kind(),
+        format!("{}: {e}", path.display()),
+    )
 }
 
 fn dir_flags() -> OFlag {
@@ -177,28 +196,31 @@ fn expand(
     fd: &Rc<OwnedFd>,
     path: &Path,
     stack: &mut Vec<Pending>,
-    visit: &mut dyn FnMut(&Walked<'_>) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+    visit: &mut dyn FnMut(&Walked<'_>) -> Visit,
+) -> Visit {
     let mut names = Vec::new();
     for entry in Dir::from_fd(fd.try_clone()?)?.iter() {
-        let name = entry?.file_name().to_owned();
+        let name = entry.map_err(|e| named(e, path))?.file_name().to_owned();
         if !matches!(name.as_bytes(), b"." | b"..") {
             names.push(name);
         }
     }
     for name in names {
+        let child = path.join(OsStr::from_bytes(name.as_bytes()));
         let stat = match fstatat(fd.as_fd(), name.as_c_str(), AtFlags::AT_SYMLINK_NOFOLLOW) {
             Ok(stat) => stat,
             Err(Errno::ENOENT) => continue,
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(named(e, &child)),
         };
-        let child = path.join(OsStr::from_bytes(name.as_bytes()));
-        visit(&Walked {
+        let seen = visit(&Walked {
             dir: fd.as_fd(),
             name: Some(name.as_c_str()),
             stat,
             path: &child,
         })?;
+        if seen.is_break() {
+            return Ok(seen);
+        }
         if SFlag::from_bits_truncate(stat.st_mode & SFlag::S_IFMT.bits()) == SFlag::S_IFDIR {
             stack.push(Pending {
                 parent: Rc::clone(fd),
@@ -207,7 +229,7 @@ fn expand(
             });
         }
     }
-    Ok(())
+    Ok(ControlFlow::Continue(()))
 }
 
 /// Checks that `uid:gid` may search every directory on the way to `path`;
@@ -256,7 +278,7 @@ mod tests {
         let mut seen = Vec::new();
         walk_no_follow(tree.path(), &mut |entry| {
             seen.push(entry.path.to_string_lossy().into_owned());
-            Ok(())
+            Ok(ControlFlow::Continue(()))
         })
         .unwrap();
         seen.sort();
@@ -299,7 +321,7 @@ mod tests {
     fn a_symlink_given_as_the_root_is_not_walked() {
         let (tree, _outside) = tree_with_a_way_out();
         let link = tree.path().join("_cacache/tmp");
-        let walked = walk_no_follow(&link, &mut |_| Ok(()));
+        let walked = walk_no_follow(&link, &mut |_| Ok(ControlFlow::Continue(())));
         assert!(walked.is_err());
     }
 

@@ -71,9 +71,34 @@ impl Limits {
         Rlimits {
             address_space: some(self.0.memory_mb).map(|mb| mb * MIB),
             processes: some(self.0.max_processes),
-            file_size: some(self.0.file_size_mb).map(|mb| mb * MIB),
+            file_size: self.file_size_cap().map(|(mb, _)| mb * MIB),
             open_files: some(self.0.open_files),
             cpu_secs: some(self.0.cpu_secs),
+        }
+    }
+
+    /// The largest file a process may write, in MiB, and the limit that
+    /// sets it: `file_size_mb`, or the disk quota when that is smaller (no
+    /// single file may be larger than the whole project may be).
+    fn file_size_cap(&self) -> Option<(u64, Limit)> {
+        let file = some(self.0.file_size_mb).map(|mb| (mb, Limit::FileSize));
+        let disk = some(self.0.disk_mb).map(|mb| (mb, Limit::Disk));
+        match (file, disk) {
+            (Some(file), Some(disk)) => Some(if disk.0 < file.0 { disk } else { file }),
+            (file, disk) => file.or(disk),
+        }
+    }
+
+    /// The project's disk quota in bytes, if it has one.
+    pub fn disk_quota(&self) -> Option<u64> {
+        some(self.0.disk_mb).map(|mb| mb * MIB)
+    }
+
+    /// The limit to name for a process that ran into the file size cap.
+    fn named(&self, limit: Limit) -> Limit {
+        match (limit, self.file_size_cap()) {
+            (Limit::FileSize, Some((_, cap))) => cap,
+            _ => limit,
         }
     }
 
@@ -84,10 +109,16 @@ impl Limits {
 
     /// "stopped: CPU time limit of 600 s reached (sandbox.cpu_secs)".
     pub fn describe(&self, limit: Limit, timeout: Option<Duration>) -> String {
+        format!("stopped: {}", self.reached(limit, timeout))
+    }
+
+    /// "CPU time limit of 600 s reached (sandbox.cpu_secs)".
+    pub fn reached(&self, limit: Limit, timeout: Option<Duration>) -> String {
         let what = match limit {
             Limit::Memory => format!("memory limit of {} MiB per process", self.0.memory_mb),
             Limit::Processes => format!("process limit of {}", self.0.max_processes),
             Limit::FileSize => format!("file size limit of {} MiB", self.0.file_size_mb),
+            Limit::Disk => format!("disk quota of {} MiB per project", self.0.disk_mb),
             Limit::OpenFiles => format!("open files limit of {}", self.0.open_files),
             Limit::CpuTime => format!("CPU time limit of {} s", self.0.cpu_secs),
             Limit::WallClock => {
@@ -95,7 +126,7 @@ impl Limits {
                 format!("wall-clock limit of {secs} s")
             }
         };
-        format!("stopped: {what} reached ({})", limit.config_key())
+        format!("{what} reached ({})", limit.config_key())
     }
 }
 
@@ -156,7 +187,7 @@ pub fn exit_status(
         timed_out,
         ..
     } = ending;
-    let limit_hit = classify(ending, tail);
+    let limit_hit = classify(ending, tail).map(|limit| limits.named(limit));
     let mut parts = Vec::new();
     if let Some(limit) = limit_hit {
         parts.push(limits.describe(limit, timeout));
@@ -310,6 +341,48 @@ mod tests {
         let status = exit_status(&limits, killed, None, b"", None);
         assert_eq!(status.limit_hit, Some(Limit::WallClock));
         assert!(!status.success());
+    }
+
+    #[test]
+    fn a_disk_quota_smaller_than_the_file_size_limit_caps_each_file_and_is_named() {
+        let mut limits = limits();
+        limits.0.disk_mb = 8;
+        assert_eq!(limits.rlimits().file_size, Some(8 * MIB));
+        let killed = Ending {
+            signal: Some(SIGXFSZ),
+            ..Ending::default()
+        };
+        let status = exit_status(&limits, killed, None, b"", None);
+        assert_eq!(status.limit_hit, Some(Limit::Disk));
+        assert_eq!(
+            status.message.as_deref(),
+            Some("stopped: disk quota of 8 MiB per project reached (sandbox.disk_mb)")
+        );
+        let efbig = Ending {
+            code: Some(1),
+            ..Ending::default()
+        };
+        let status = exit_status(&limits, efbig, None, b"Error: EFBIG: file too large", None);
+        assert_eq!(status.limit_hit, Some(Limit::Disk));
+    }
+
+    #[test]
+    fn a_disk_quota_larger_than_the_file_size_limit_leaves_it_in_charge() {
+        let mut limits = limits();
+        limits.0.file_size_mb = 16;
+        assert_eq!(limits.rlimits().file_size, Some(16 * MIB));
+        let killed = Ending {
+            signal: Some(SIGXFSZ),
+            ..Ending::default()
+        };
+        let status = exit_status(&limits, killed, None, b"", None);
+        assert_eq!(status.limit_hit, Some(Limit::FileSize));
+        limits.0.file_size_mb = 0;
+        assert_eq!(limits.rlimits().file_size, Some(4096 * MIB));
+        assert_eq!(limits.disk_quota(), Some(4096 * MIB));
+        limits.0.disk_mb = 0;
+        assert_eq!(limits.rlimits().file_size, None);
+        assert_eq!(limits.disk_quota(), None);
     }
 
     #[test]

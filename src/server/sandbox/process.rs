@@ -18,7 +18,7 @@ use super::launch::Sandbox;
 use super::limits::{self, Ending, Limits};
 use super::protocol::{Op, Reply, SpawnRequest, register, set_nonblocking};
 use super::sys;
-use crate::runtime::host::{EventStream, ExitStatus, Process, PtySize, RuntimeError};
+use crate::runtime::host::{EventStream, ExitStatus, Limit, Process, PtySize, RuntimeError};
 
 /// Output chunks buffered for a reader that has not taken the stream yet;
 /// beyond that, they are dropped rather than blocking the process.
@@ -39,6 +39,10 @@ pub struct Launch {
     /// done when its main process is, a server's helpers may outlive it.
     pub reap_leftovers: bool,
 }
+
+/// Why the project's processes are being stopped for its disk quota, when
+/// they are.
+pub type QuotaNote = Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
 pub struct SandboxProcess {
     pid: i32,
@@ -64,6 +68,7 @@ impl SandboxProcess {
     pub async fn start(
         sandbox: Arc<Sandbox>,
         limits: Limits,
+        quota: QuotaNote,
         launch: Launch,
     ) -> Result<SandboxProcess, RuntimeError> {
         let failed =
@@ -131,6 +136,7 @@ impl SandboxProcess {
             sandbox: sandbox.clone(),
             pid,
             limits,
+            quota,
             timeout: launch.timeout,
             reap_leftovers: launch.reap_leftovers,
             exit,
@@ -194,6 +200,7 @@ struct Supervised {
     sandbox: Arc<Sandbox>,
     pid: i32,
     limits: Limits,
+    quota: QuotaNote,
     timeout: Option<Duration>,
     reap_leftovers: bool,
     exit: watch::Receiver<Option<RawExit>>,
@@ -278,7 +285,21 @@ async fn supervise(mut s: Supervised) {
         }
         status
     };
-    s.status.send_replace(Some(status));
+    s.status
+        .send_replace(Some(name_the_quota(status, &s.quota)));
+}
+
+/// A process that failed while its project's disk quota was enforced was
+/// stopped for it (or ran out of room): its status says so.
+fn name_the_quota(mut status: ExitStatus, quota: &QuotaNote) -> ExitStatus {
+    if status.success() {
+        return status;
+    }
+    if let Some(message) = quota() {
+        status.limit_hit = Some(Limit::Disk);
+        status.message = Some(message);
+    }
+    status
 }
 
 async fn write_all(fd: &AsyncFd<OwnedFd>, mut data: &[u8]) -> io::Result<()> {

@@ -10,7 +10,7 @@ use super::SandboxManager;
 use super::bwrap::SANDBOX_USER;
 use super::client::{Failure, Incoming, ProjectEvents};
 use super::launch::Sandbox;
-use super::process::{Launch, SandboxProcess};
+use super::process::{Launch, QuotaNote, SandboxProcess};
 use super::protocol::{Op, Reply};
 use crate::runtime::host::{
     CommandKind, CommandSpec, DirEntry, EventStream, FsEvent, PortEvent, Process, PtySize, Runtime,
@@ -24,6 +24,8 @@ pub struct ProjectEntry {
     pub events: Arc<ProjectEvents>,
     /// The running sandbox; locked while one starts or stops.
     pub slot: tokio::sync::Mutex<Option<Arc<Sandbox>>>,
+    /// Where the project stands against its disk quota.
+    pub quota: super::quota::Quota,
 }
 
 impl ProjectEntry {
@@ -32,6 +34,7 @@ impl ProjectEntry {
             id,
             events: Arc::new(ProjectEvents::default()),
             slot: tokio::sync::Mutex::new(None),
+            quota: super::quota::Quota::default(),
         }
     }
 }
@@ -113,7 +116,28 @@ impl ProjectRuntime {
     }
 
     async fn sandbox(&self) -> Result<Arc<Sandbox>, RuntimeError> {
-        self.manager.ensure(&self.entry).await
+        let sandbox = self.manager.ensure(&self.entry).await?;
+        super::quota::monitor(&self.manager, &self.entry);
+        Ok(sandbox)
+    }
+
+    /// Starts a process, unless the project is over its disk quota.
+    async fn start(
+        &self,
+        sandbox: Arc<Sandbox>,
+        launch: Launch,
+    ) -> Result<SandboxProcess, RuntimeError> {
+        self.manager.admit(&self.entry).await?;
+        let (manager, entry) = (Arc::downgrade(&self.manager), Arc::clone(&self.entry));
+        let quota_note: QuotaNote = Arc::new(move || manager.upgrade()?.quota_stop_message(&entry));
+        let process =
+            SandboxProcess::start(sandbox, self.manager.limits(), quota_note, launch).await?;
+        // The quota may have been enforced while it started.
+        if let Some(message) = self.manager.quota_stop_message(&self.entry) {
+            let _ = process.kill().await;
+            return Err(RuntimeError::Unavailable(message));
+        }
+        Ok(process)
     }
 
     async fn request(&self, op: Op, payload: &[u8], path: &str) -> Result<Incoming, RuntimeError> {
@@ -166,7 +190,7 @@ impl ProjectRuntime {
             timeout: None,
             reap_leftovers: false,
         };
-        SandboxProcess::start(sandbox, self.manager.limits(), launch).await
+        self.start(sandbox, launch).await
     }
 }
 
@@ -273,7 +297,7 @@ impl Runtime for ProjectRuntime {
             timeout,
             reap_leftovers: spec.kind == CommandKind::Command,
         };
-        let process = SandboxProcess::start(sandbox, limits, launch).await?;
+        let process = self.start(sandbox, launch).await?;
         Ok(Box::new(process))
     }
 
