@@ -116,7 +116,10 @@ mod tests {
         let npm = "\u{1b}[1G\u{2819}\u{1b}[0K\u{1b}[1G\u{2839}\u{1b}[0K\u{1b}[1G\u{2838}\u{1b}[0K\
                    \u{1b}[1G\u{1b}[0Knpm ERR! code E404\n";
         assert_eq!(plain_text(npm), "npm ERR! code E404\n");
-        assert_eq!(plain_text("\u{280b} building\r\u{2819} building\rbuilt\n"), "built\n");
+        assert_eq!(
+            plain_text("\u{280b} building\r\u{2819} building\rbuilt\n"),
+            "built\n"
+        );
         assert_eq!(plain_text("old\u{1b}[2Knew\n"), "new\n");
         assert_eq!(plain_text("\u{1b}[G\u{1b}[Kdone"), "done");
         // Cursor moves that do not go back to the line's start keep it.
