@@ -147,7 +147,11 @@ fn descendants(root: u32) -> Vec<(u32, u32)> {
         return Vec::new();
     };
     for entry in dir.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
             continue;
         };
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -252,7 +256,10 @@ impl Ide {
             child,
             _data: data,
             addr,
-            http: support::client().pool_max_idle_per_host(64).build().unwrap(),
+            http: support::client()
+                .pool_max_idle_per_host(64)
+                .build()
+                .unwrap(),
             unwatched,
         }
     }
@@ -761,12 +768,15 @@ fn print_streams(all: &[StreamFigures], tokens: usize, pace: Duration) {
         mib(f.rss_subscribed)
     });
     row("server RSS, peak while streaming", &|f| mib(f.rss_peak));
-    row("**server memory per stream** (peak − open) / streams", &|f| {
-        format!(
-            "{:.0} KiB",
-            f.rss_peak.saturating_sub(f.rss_before) as f64 / f.streams as f64
-        )
-    });
+    row(
+        "**server memory per stream** (peak − open) / streams",
+        &|f| {
+            format!(
+                "{:.0} KiB",
+                f.rss_peak.saturating_sub(f.rss_before) as f64 / f.streams as f64
+            )
+        },
+    );
     row("sandbox processes (RSS, PSS)", &|f| {
         format!(
             "{} ({}, {})",
@@ -902,8 +912,8 @@ async fn idle_sandboxes(count: usize) {
         (sandbox_pss + growth) as f64 / 1024.0 / count as f64
     );
     match next {
-        Ok(d) => println!("| **opening the {}th** | {} |", count + 1, ms(d)),
-        Err(e) => println!("| opening the {}th | failed: {e} |", count + 1),
+        Ok(d) => println!("| **opening one more, with {count} open** | {} |", ms(d)),
+        Err(e) => println!("| opening one more, with {count} open | failed: {e} |"),
     }
     if let Ok(d) = again {
         println!("| the same write into an open sandbox | {} |", ms(d));
@@ -960,8 +970,7 @@ fn main() {
                 "{count} streams measured in {:.0} s",
                 started.elapsed().as_secs_f64()
             );
-        }
-        if !all.is_empty() {
+            // The table so far, in case a larger count does not finish.
             print_streams(&all, tokens, pace);
         }
     });
