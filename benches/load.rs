@@ -70,14 +70,14 @@ fn answer(tokens: usize) -> String {
 /// Where each chunk's text ends, in bytes of the answer.
 fn chunk_ends(text: &str) -> Vec<usize> {
     let mut ends = Vec::new();
-    let mut chars = 0;
+    let mut chars: usize = 0;
     for (at, c) in text.char_indices() {
         chars += 1;
-        if chars % CHUNK_CHARS == 0 {
+        if chars.is_multiple_of(CHUNK_CHARS) {
             ends.push(at + c.len_utf8());
         }
     }
-    if chars % CHUNK_CHARS != 0 {
+    if !chars.is_multiple_of(CHUNK_CHARS) {
         ends.push(text.len());
     }
     ends
@@ -596,8 +596,8 @@ async fn streams(count: usize, tokens: usize, pace: Duration) -> StreamFigures {
             while !done.load(Ordering::Relaxed) {
                 peak = peak.max(rss_kib(pid));
                 turn += 1;
-                if turn % 2 == 0 {
-                    let path = if turn % 4 == 0 {
+                if turn.is_multiple_of(2) {
+                    let path = if turn.is_multiple_of(4) {
                         "/api/v1/projects".to_owned()
                     } else {
                         format!("/p/{project}")
