@@ -41,6 +41,15 @@ else
   rustup target add wasm32-unknown-unknown
 fi
 
+step "Checking rustfmt and clippy"
+for component in rustfmt clippy; do
+  if rustup component list --installed | grep -q "^$component"; then
+    skip "$component installed"
+  else
+    rustup component add "$component"
+  fi
+done
+
 step "Checking cargo-leptos $CARGO_LEPTOS_VERSION"
 if cargo leptos --version 2>/dev/null | grep -q "$CARGO_LEPTOS_VERSION"; then
   skip "installed"
