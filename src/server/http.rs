@@ -142,19 +142,10 @@ mod tests {
     use tower::ServiceExt;
 
     use super::*;
-    use crate::server::config::Config;
 
     /// A state whose data directory lives as long as the returned guard.
     fn state() -> (AppState, tempfile::TempDir) {
-        let data = tempfile::tempdir().unwrap();
-        let mut config = Config::defaults();
-        config.server.data_dir = data.path().to_owned();
-        config.server.token = TOKEN.to_owned();
-        let options = leptos::config::LeptosOptions::builder()
-            .output_name("rivet")
-            .site_root("target/site")
-            .build();
-        (AppState::new(options, config), data)
+        crate::server::state::for_tests(|config| config.server.token = TOKEN.to_owned())
     }
 
     const TOKEN: &str = "http-test-token-0123456789";

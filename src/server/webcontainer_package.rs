@@ -22,22 +22,15 @@ mod tests {
     use axum::http::{Request, StatusCode};
     use tower::ServiceExt;
 
-    use crate::server::config::Config;
     use crate::server::state::AppState;
 
     const TOKEN: &str = "webcontainer-test-token-0123456789";
 
     fn state(package: &std::path::Path) -> (AppState, tempfile::TempDir) {
-        let data = tempfile::tempdir().unwrap();
-        let mut config = Config::defaults();
-        config.server.data_dir = data.path().to_owned();
-        config.server.token = TOKEN.to_owned();
-        config.runtime.webcontainer_dir = package.to_owned();
-        let options = leptos::config::LeptosOptions::builder()
-            .output_name("rivet")
-            .site_root("target/site")
-            .build();
-        (AppState::new(options, config), data)
+        crate::server::state::for_tests(|config| {
+            config.server.token = TOKEN.to_owned();
+            config.runtime.webcontainer_dir = package.to_owned();
+        })
     }
 
     async fn get(state: &AppState, path: &str, token: bool) -> axum::response::Response {

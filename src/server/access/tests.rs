@@ -11,16 +11,10 @@ use crate::server::config::Config;
 const TOKEN: &str = "unit-test-token-0123456789";
 
 fn state_with(tweak: impl FnOnce(&mut Config)) -> (AppState, tempfile::TempDir) {
-    let data = tempfile::tempdir().unwrap();
-    let mut config = Config::defaults();
-    config.server.data_dir = data.path().to_owned();
-    config.server.token = TOKEN.to_owned();
-    tweak(&mut config);
-    let options = leptos::config::LeptosOptions::builder()
-        .output_name("rivet")
-        .site_root("target/site")
-        .build();
-    (AppState::new(options, config), data)
+    crate::server::state::for_tests(|config| {
+        config.server.token = TOKEN.to_owned();
+        tweak(config);
+    })
 }
 
 async fn send(state: &AppState, request: Request<Body>) -> Response {

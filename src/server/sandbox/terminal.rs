@@ -324,15 +324,9 @@ mod tests {
 
     /// A state whose data directory lives as long as the returned guard.
     fn state() -> (AppState, tempfile::TempDir) {
-        let data = tempfile::tempdir().unwrap();
-        let mut config = crate::server::config::Config::defaults();
-        config.server.data_dir = data.path().to_owned();
-        config.server.token = "terminal-test-token-0123".to_owned();
-        let options = leptos::config::LeptosOptions::builder()
-            .output_name("rivet")
-            .site_root("target/site")
-            .build();
-        (AppState::new(options, config), data)
+        crate::server::state::for_tests(|config| {
+            config.server.token = "terminal-test-token-0123".to_owned();
+        })
     }
 
     fn upgrade_request(project: &str) -> axum::http::Request<axum::body::Body> {
