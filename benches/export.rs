@@ -22,9 +22,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, BufReader};
-
-const TOKEN: &str = "bench-export-token-0123456789";
+#[allow(dead_code)]
+#[path = "../tests/it/support.rs"]
+mod support;
+use support::TOKEN;
 const MIB: u64 = 1 << 20;
 const LARGE_FILES: usize = 4;
 const SMALL_FILES: usize = 20_000;
@@ -95,35 +96,8 @@ fn rss(pid: u32) -> u64 {
 
 async fn serve(data: &Path) -> (tokio::process::Child, SocketAddr) {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
-    command
-        .arg("serve")
-        .env("RIVET_SERVER_TOKEN", TOKEN)
-        .env("RIVET_SERVER_ADDR", "127.0.0.1:0")
-        .env("RIVET_SERVER_DATA_DIR", data)
-        .env("LEPTOS_OUTPUT_NAME", "rivet")
-        .env("LEPTOS_SITE_ROOT", data.join("site"))
-        .env("LEPTOS_SITE_PKG_DIR", "pkg")
-        .env("NO_COLOR", "1")
-        .env("RUST_LOG", "warn,rivet=info")
-        .current_dir(data)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = command.spawn().unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines
-            .next_line()
-            .await
-            .unwrap()
-            .expect("rivet serve exited");
-        if let Some(rest) = line.split("listening on http://").nth(1) {
-            break rest.split_whitespace().next().unwrap().parse().unwrap();
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, addr)
+    support::serve_in(&mut command, data);
+    support::spawn_serve(command).await
 }
 
 async fn create(http: &reqwest::Client, addr: SocketAddr, name: &str) -> String {
