@@ -598,6 +598,7 @@ fn with_attempts(error: LlmError, attempts: u32) -> LlmError {
 fn client(llm: &ResolvedLlm) -> Client<OpenAIConfig> {
     // Everything is set explicitly: OpenAIConfig's defaults read OPENAI_*
     // variables, which must not leak into requests to other providers.
+    super::upstream::install_tls_provider();
     let config = OpenAIConfig::new()
         .with_api_base(llm.base_url.clone())
         .with_api_key(llm.key().map_or("", |k| k.expose()))

@@ -39,9 +39,21 @@ pub struct Transport {
     inner: ReqwestService,
 }
 
+/// Makes ring the process's TLS crypto provider, once, before any client is
+/// built: async-openai is built without a provider of its own (see
+/// Cargo.toml), and its reqwest panics when it finds none.
+pub fn install_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // An error means a provider is installed already, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 impl Transport {
     /// One connection pool for every request the IDE makes.
     pub fn shared() -> Transport {
+        install_tls_provider();
         static SHARED: OnceLock<ReqwestService> = OnceLock::new();
         Transport {
             inner: SHARED.get_or_init(ReqwestService::default).clone(),
@@ -240,6 +252,18 @@ fn connection(llm: &ResolvedLlm, error: &(dyn std::error::Error + 'static)) -> F
 mod tests {
     use super::*;
     use crate::server::llm::secret::Secret;
+
+    #[test]
+    fn a_client_for_an_https_provider_is_built_on_ring_without_a_provider_of_its_own() {
+        install_tls_provider();
+        assert!(rustls::crypto::CryptoProvider::get_default().is_some());
+        // async-openai builds a reqwest client with rustls right here; with no
+        // provider installed it would panic.
+        let config =
+            async_openai::config::OpenAIConfig::new().with_api_base("https://provider.invalid/v1");
+        let _client =
+            async_openai::Client::with_config(config).with_http_service(Transport::shared());
+    }
 
     fn llm() -> ResolvedLlm {
         let mut llm =
