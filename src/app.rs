@@ -5,6 +5,7 @@
 pub mod api;
 mod browser_runtime;
 mod chat;
+mod context;
 mod editor;
 pub mod error;
 mod file_tree;

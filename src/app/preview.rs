@@ -11,7 +11,7 @@ use leptos::either::EitherOf3;
 use leptos::prelude::*;
 
 use super::api::open_preview;
-use super::ide::CurrentProject;
+use super::context::CurrentProject;
 use super::session::SessionStore;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

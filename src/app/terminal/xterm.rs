@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue, closure::Closure, prelude::wasm_bindgen};
 
 use super::TabId;
-use crate::app::ide::CurrentProject;
+use crate::app::context::CurrentProject;
 use crate::app::runtime_choice::RuntimeChoice;
 use crate::app::scripts::load_xterm;
 use crate::app::session::SessionStore;
