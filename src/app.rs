@@ -14,6 +14,9 @@ mod lazy;
 pub mod lazy_page;
 mod markdown;
 mod page;
+// Most of it runs in the browser only; its checks are tested natively.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+mod page_report;
 mod preview;
 pub mod projects;
 mod runtime_choice;
