@@ -24,6 +24,8 @@ mod runtime_choice;
 mod scripts;
 mod session;
 mod settings;
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+mod shell_lines;
 mod splitter;
 mod terminal;
 pub mod transfer;

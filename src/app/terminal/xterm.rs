@@ -176,7 +176,7 @@ fn connect_shell(
             let data = ev.data();
             if let Some(text) = data.as_string() {
                 // Control messages: the shell exited, or an error.
-                term.write(&super::control_line(&text));
+                term.write(&crate::app::shell_lines::control_line(&text));
             } else if let Ok(buffer) = data.dyn_into::<js_sys::ArrayBuffer>() {
                 term.write_bytes(&js_sys::Uint8Array::new(&buffer));
             }
