@@ -27,6 +27,8 @@ need_deb() { # command, package
 step "Checking system packages"
 need_deb bwrap bubblewrap
 need_deb slirp4netns slirp4netns
+# scripts/test.sh checks import cycles with scripts/modcycles.py.
+need_deb python3 python3
 if [ "${RIVET_SETUP_BROWSER:-0}" = 1 ]; then need_deb chromium chromium; fi
 if [ "${#apt_packages[@]}" -gt 0 ]; then
   step "Installing Debian packages: ${apt_packages[*]}"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Sets everything up, then runs every check and test: formatting, clippy for
-# the server and the WASM client, the Rust tests, and the browser tests against
-# a release build. One release profile serves the tests and the browser run.
+# Sets everything up, then runs every check and test: formatting, import
+# cycles, clippy for the server and the WASM client, the Rust tests, and the
+# browser tests against a release build. One release build, linted as it
+# compiles, serves the tests and the browser run: Rivet's crate is compiled
+# once for each target.
 set -euo pipefail
 export RIVET_SETUP_BROWSER=1
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -14,6 +16,20 @@ export LEPTOS_OUTPUT_NAME=rivet
 
 step "cargo fmt --check"
 cargo fmt --check
+
+step "Import cycles"
+# None among the top-level modules of src/server (but its composition
+# roots, state.rs and http.rs), src/runtime and src/app (ARCHITECTURE.md).
+# The checker prints each cycle it finds and exits 1; all three run, so one
+# failure shows every cycle.
+cycles=0
+python3 scripts/modcycles.py --dir src/server --root state --root http || cycles=1
+python3 scripts/modcycles.py --dir src/runtime || cycles=1
+python3 scripts/modcycles.py --dir src/app || cycles=1
+if [ "$cycles" -ne 0 ]; then
+  echo "error: import cycles among top-level modules (see above)" >&2
+  exit 1
+fi
 
 # Clippy is the compiler of Rivet's own crate in the builds below (cargo
 # runs RUSTC_WORKSPACE_WRAPPER for workspace members only, as `cargo clippy`

@@ -5,6 +5,7 @@
 pub mod api;
 mod browser_runtime;
 mod chat;
+mod context;
 mod editor;
 pub mod error;
 mod file_tree;
@@ -13,6 +14,9 @@ mod lazy;
 pub mod lazy_page;
 mod markdown;
 mod page;
+// Most of it runs in the browser only; its checks are tested natively.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+mod page_report;
 mod preview;
 pub mod projects;
 mod runtime_choice;
@@ -20,6 +24,8 @@ mod runtime_choice;
 mod scripts;
 mod session;
 mod settings;
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+mod shell_lines;
 mod splitter;
 mod terminal;
 pub mod transfer;

@@ -15,5 +15,6 @@ pub mod protocol;
 pub mod relay;
 pub mod runner;
 pub mod session;
+pub mod terminal_text;
 pub mod time;
 pub mod tree;

@@ -116,14 +116,14 @@ pub async fn open_preview(project: ProjectId, port: u16) -> Result<String, Rivet
 /// later messages are kept, marked undone.
 #[server(endpoint = "restore_to_message")]
 pub async fn restore_to_message(project: ProjectId, message_id: String) -> Result<(), RivetError> {
-    crate::server::checkpoint::restore_here(&project, &message_id).await?;
+    crate::server::session::checkpoints::restore_here(&project, &message_id).await?;
     Ok(())
 }
 
 /// Undoes the latest restore to the answer `message_id`.
 #[server(endpoint = "redo_restore")]
 pub async fn redo_restore(project: ProjectId, message_id: String) -> Result<(), RivetError> {
-    crate::server::checkpoint::redo_here(&project, &message_id).await?;
+    crate::server::session::checkpoints::redo_here(&project, &message_id).await?;
     Ok(())
 }
 
@@ -134,9 +134,8 @@ pub async fn fork_from_message(
     project: ProjectId,
     message_id: String,
 ) -> Result<String, RivetError> {
-    Ok(crate::server::checkpoint::fork_here(&project, &message_id)
-        .await?
-        .id)
+    let fork = crate::server::session::checkpoints::fork_here(&project, &message_id).await?;
+    Ok(fork.id)
 }
 
 /// The conversation's mode: the one chosen, else `[agent] default_mode`.

@@ -6,7 +6,7 @@ mod node;
 use leptos::prelude::*;
 
 use self::node::build_tree;
-use super::ide::CurrentProject;
+use super::context::CurrentProject;
 use super::session::SessionStore;
 use super::workbench::Workbench;
 use crate::app::api::ProjectPath;

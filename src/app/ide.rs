@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use crate::app::lazy::lazy_view;
 
 use super::chat::ChatPane;
+use super::context::CurrentProject;
 use super::editor::EditorPane;
 use super::file_tree::FileTree;
 use super::preview::PreviewPane;
@@ -25,10 +26,6 @@ struct Layout {
     preview: RwSignal<f64>,
     terminal: RwSignal<f64>,
 }
-
-/// The project the page shows, from the `/p/{project}` path.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CurrentProject(pub ProjectId);
 
 #[component]
 pub fn Ide(project: ProjectId) -> impl IntoView {

@@ -4,14 +4,11 @@
 //! of a `start` comes with its address, and any other port is given one by
 //! the server when the person picks it (`open_preview`).
 
-#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
-pub(super) mod reporter;
-
 use leptos::either::EitherOf3;
 use leptos::prelude::*;
 
 use super::api::open_preview;
-use super::ide::CurrentProject;
+use super::context::CurrentProject;
 use super::session::SessionStore;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -77,7 +74,7 @@ pub fn PreviewPane() -> impl IntoView {
     // Errors the previewed page reports become build results (a
     // WebContainer project's come from its WebContainer instead).
     #[cfg(feature = "hydrate")]
-    reporter::forward(
+    super::page_report::forward(
         project.clone(),
         url,
         use_context::<super::runtime_choice::RuntimeChoice>().map(|choice| choice.kind),

@@ -11,7 +11,7 @@ mod upload;
 
 use leptos::prelude::*;
 
-use super::ide::CurrentProject;
+use super::context::CurrentProject;
 
 /// The current project's downloads.
 /// The export menu, out of the first load (a chunk of its own with `cargo

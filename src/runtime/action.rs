@@ -7,7 +7,17 @@ mod edit;
 pub use crate::runtime::path::{PathError, ProjectPath};
 pub use edit::{EditBlock, EditError, apply_blocks, apply_edit, parse_edit_blocks, replace};
 
-use crate::runtime::protocol::{Action, ActionKind, SupabaseOperation};
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::protocol::{Action, ActionKind, Id, SupabaseOperation};
+
+/// An action across the whole session: action ids are unique only within
+/// their message.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ActionRef {
+    pub message_id: String,
+    pub action_id: Id,
+}
 
 /// An action that is complete and whose paths stay inside the project.
 #[derive(Clone, Debug, PartialEq)]

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::session::ActionRef;
+use super::action::ActionRef;
 
 /// Lines of output a build result keeps.
 pub const MAX_LINES: usize = 30;
@@ -157,7 +157,7 @@ fn now_ms() -> u64 {
 /// before kept only the first time, then the last `max_lines` lines within
 /// `max_bytes` bytes.
 pub fn tail(raw: &str, max_lines: usize, max_bytes: usize) -> String {
-    let text = crate::runtime::runner::plain_text(raw);
+    let text = crate::runtime::terminal_text::plain_text(raw);
     let lines = useful_lines(&text);
     let mut kept = take_within(lines.iter().rev(), max_lines, max_bytes);
     kept.reverse();
@@ -166,7 +166,7 @@ pub fn tail(raw: &str, max_lines: usize, max_bytes: usize) -> String {
 
 /// Like [`tail`], keeping the first lines instead.
 pub fn head(raw: &str, max_lines: usize, max_bytes: usize) -> String {
-    let text = crate::runtime::runner::plain_text(raw);
+    let text = crate::runtime::terminal_text::plain_text(raw);
     take_within(useful_lines(&text).iter(), max_lines, max_bytes).join("\n")
 }
 
@@ -334,7 +334,7 @@ const COMPILE_MARKERS: &[&str] = &[
 /// The compile error in a piece of dev-server output, if it holds one: from
 /// the first line with a marker to the end of the piece, as plain text.
 pub fn compile_error(output: &str) -> Option<String> {
-    let text = crate::runtime::runner::plain_text(output);
+    let text = crate::runtime::terminal_text::plain_text(output);
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
         if COMPILE_MARKERS.iter().any(|m| line.contains(m)) {

@@ -51,7 +51,6 @@ use crate::runtime::host::{
 use crate::runtime::protocol::{Action, ActionKind, Event};
 use crate::runtime::session::{ActionRef, ActionStatus, Alert, SessionEvent};
 
-pub use self::output::plain_text;
 pub use self::previews::{OpenedPreview, PreviewError, PreviewHooks};
 pub use self::shell::{Rewrite, referenced_paths, rewrite};
 

@@ -14,9 +14,12 @@ mod state;
 
 pub use agent::{AgentRun, AgentStep, Decision, Mode, StepChange, StepStatus};
 pub use context::{ContextSummary, ContextUse};
+// Defined with the actions, so that a build result can name its action
+// without the session; the events carry it, so the session names it too.
+pub use crate::runtime::action::ActionRef;
 pub use event::{
-    ActionRef, ActionStatus, Alert, Envelope, FileChange, FixAttempt, MessageStatus, Preview,
-    SessionEvent, Usage,
+    ActionStatus, Alert, Envelope, FileChange, FixAttempt, MessageStatus, Preview, SessionEvent,
+    Usage,
 };
 pub use lines::LineDecoder;
 pub use state::{ActionEntry, Artifact, Message, Part, Role, SessionState, Touched};

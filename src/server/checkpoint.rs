@@ -2,47 +2,27 @@
 //! before an automatic fix, and of the person's own edits), in a git
 //! repository Rivet keeps for the project at
 //! `<data_dir>/projects/<id>/checkpoints.git`, outside the sandbox. The
-//! store records which commit belongs to which message. "Restore to here"
-//! (`rewind.rs`) puts a message's files back and marks the later messages
-//! undone, Redo undoes that, and "Fork from here" (`fork.rs`) starts a new
-//! project from a message. `git.rs` is the repository, `apply.rs` writes a
-//! checkpoint's files through the project's runtime.
+//! store records which commit belongs to which message. `git.rs` is the
+//! repository, `apply.rs` writes a checkpoint's files through the project's
+//! runtime.
+//!
+//! This is the layer below the session: it knows repositories and the
+//! store, not open projects. When checkpoints are taken, and "Restore to
+//! here", Redo and "Fork from here", are the session's
+//! (`session/checkpoints.rs`).
 
 mod apply;
-mod fork;
 pub mod git;
-mod rewind;
-
-use std::sync::Arc;
-use std::time::Duration;
 
 pub use apply::{Applied, ApplyError, apply};
-pub use fork::fork;
-pub use rewind::{Restored, redo, restore};
 
 use self::git::{GitError, Repo};
-use crate::runtime::host::RuntimeError;
 use crate::runtime::project::ProjectId;
-use crate::runtime::session::{Role, SessionState};
-use crate::server::projects::ProjectError;
-use crate::server::session::ProjectHandle;
-use crate::server::session::api::ApiError;
 use crate::server::state::AppState;
 use crate::server::store::{CheckpointKind, CheckpointRow, Store, StoreError};
 
-/// How often the wait for an answer's actions looks at the session.
-const POLL: Duration = Duration::from_millis(250);
-/// The longest an answer's checkpoint waits for its actions.
-const LONGEST_WAIT: Duration = Duration::from_secs(15 * 60);
-
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
-    #[error(transparent)]
-    Api(#[from] ApiError),
-    #[error(transparent)]
-    Project(#[from] ProjectError),
-    #[error(transparent)]
-    Runtime(#[from] RuntimeError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(
@@ -95,7 +75,13 @@ impl Checkpoints {
         &self.repo
     }
 
-    fn repo_error(&self, source: GitError) -> CheckpointError {
+    /// One git operation (and one restore) at a time: the methods that say
+    /// "the caller holds the lock" expect this guard to be held.
+    pub async fn lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.lock.lock().await
+    }
+
+    pub fn repo_error(&self, source: GitError) -> CheckpointError {
         CheckpointError::Repo {
             path: self.repo.git_dir().display().to_string(),
             source,
@@ -105,7 +91,7 @@ impl Checkpoints {
     /// Commits the files now and records it; `None` when `only_if_changed`
     /// and nothing changed since the latest checkpoint. The caller holds
     /// the lock.
-    async fn take_locked(
+    pub async fn take_locked(
         &self,
         kind: CheckpointKind,
         message_id: Option<&str>,
@@ -129,8 +115,9 @@ impl Checkpoints {
         Ok(Some(row))
     }
 
-    /// Takes the answer's checkpoint unless it has one.
-    async fn ensure_answer_locked(&self, message_id: &str) -> Result<(), CheckpointError> {
+    /// Takes the answer's checkpoint unless it has one. The caller holds the
+    /// lock.
+    pub async fn ensure_answer_locked(&self, message_id: &str) -> Result<(), CheckpointError> {
         let existing = self
             .store
             .checkpoint_for(&self.project, CheckpointKind::Answer, message_id)
@@ -141,126 +128,4 @@ impl Checkpoints {
         }
         Ok(())
     }
-}
-
-fn checkpoints(handle: &ProjectHandle) -> Option<Arc<Checkpoints>> {
-    handle.checkpoints.get().cloned()
-}
-
-fn latest_answer(state: &SessionState) -> Option<String> {
-    state
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Assistant)
-        .map(|m| m.id.clone())
-}
-
-/// After answer `message_id`: once its actions are done (or a newer
-/// message began, which takes the checkpoint itself), commit the files.
-pub fn after_answer(handle: &Arc<ProjectHandle>, message_id: &str) {
-    let Some(checkpoints) = checkpoints(handle) else {
-        return;
-    };
-    let (handle, message_id) = (Arc::clone(handle), message_id.to_owned());
-    tokio::spawn(async move {
-        let started = tokio::time::Instant::now();
-        loop {
-            let (busy, latest) = handle.session.read(|s| (s.is_busy(), latest_answer(s)));
-            if latest.as_deref() != Some(message_id.as_str()) {
-                return;
-            }
-            if !busy || started.elapsed() > LONGEST_WAIT {
-                break;
-            }
-            tokio::time::sleep(POLL).await;
-        }
-        let _guard = checkpoints.lock.lock().await;
-        if let Err(error) = checkpoints.ensure_answer_locked(&message_id).await {
-            tracing::warn!(project = %handle.id, %error, "the answer's checkpoint could not be taken");
-        }
-    });
-}
-
-/// Before the person's next message: the latest answer's checkpoint (if
-/// its actions have not settled yet), then their own edits since, as a
-/// checkpoint of their own.
-pub async fn before_message(handle: &ProjectHandle) {
-    let Some(checkpoints) = checkpoints(handle) else {
-        return;
-    };
-    let latest = handle.session.read(latest_answer);
-    let edited = !handle.conversation().user_edits.is_empty();
-    let _guard = checkpoints.lock.lock().await;
-    let outcome = async {
-        if let Some(latest) = &latest {
-            checkpoints.ensure_answer_locked(latest).await?;
-        }
-        if edited {
-            checkpoints
-                .take_locked(CheckpointKind::Edits, latest.as_deref(), true, &[])
-                .await?;
-        }
-        Ok::<(), CheckpointError>(())
-    }
-    .await;
-    if let Err(error) = outcome {
-        tracing::warn!(project = %handle.id, %error, "the checkpoint before a message could not be taken");
-    }
-}
-
-/// Before an automatic fix of answer `message_id`.
-pub async fn before_fix(handle: &ProjectHandle, message_id: &str) {
-    let Some(checkpoints) = checkpoints(handle) else {
-        return;
-    };
-    let _guard = checkpoints.lock.lock().await;
-    let outcome = async {
-        checkpoints.ensure_answer_locked(message_id).await?;
-        checkpoints
-            .take_locked(CheckpointKind::BeforeFix, Some(message_id), true, &[])
-            .await
-            .map(drop)
-    }
-    .await;
-    if let Err(error) = outcome {
-        tracing::warn!(project = %handle.id, %error, "the checkpoint before a fix could not be taken");
-    }
-}
-
-/// [`restore`] for the UI's server functions, which find the state in
-/// their context.
-pub async fn restore_here(
-    project: &ProjectId,
-    message_id: &str,
-) -> Result<Restored, CheckpointError> {
-    restore(
-        &leptos::prelude::expect_context::<AppState>(),
-        project.as_str(),
-        message_id,
-    )
-    .await
-}
-
-/// [`redo`] for the UI's server functions.
-pub async fn redo_here(project: &ProjectId, message_id: &str) -> Result<Restored, CheckpointError> {
-    redo(
-        &leptos::prelude::expect_context::<AppState>(),
-        project.as_str(),
-        message_id,
-    )
-    .await
-}
-
-/// [`fork`] for the UI's server functions.
-pub async fn fork_here(
-    project: &ProjectId,
-    message_id: &str,
-) -> Result<crate::server::store::ProjectRow, CheckpointError> {
-    fork(
-        &leptos::prelude::expect_context::<AppState>(),
-        project.as_str(),
-        message_id,
-    )
-    .await
 }

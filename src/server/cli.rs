@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use super::config::Config;
+use super::serve::ServeArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -50,14 +51,6 @@ pub enum Command {
     /// Runs inside a project's sandbox; started by `rivet serve`.
     #[command(hide = true)]
     SandboxAgent(super::sandbox::AgentArgs),
-}
-
-#[derive(Debug, Default, clap::Args)]
-pub struct ServeArgs {
-    /// Run project commands directly on this machine, WITHOUT any isolation
-    /// (when bubblewrap is unavailable). Every command logs a warning.
-    #[arg(long)]
-    pub unsafe_no_sandbox: bool,
 }
 
 pub fn main() -> ExitCode {

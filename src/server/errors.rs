@@ -27,6 +27,7 @@ pub fn api_code(error: &ApiError) -> ErrorCode {
         }
         ApiError::Preview(PreviewError::NotListening { .. }) => ErrorCode::Invalid,
         ApiError::Store(_) => ErrorCode::Internal,
+        ApiError::Checkpoint(error) => features::checkpoint_code(error),
         ApiError::Approval(ApprovalError::NotFound(_)) => ErrorCode::NotFound,
         ApiError::Approval(ApprovalError::NotWaiting { .. }) => ErrorCode::Busy,
     }

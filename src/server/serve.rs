@@ -10,7 +10,6 @@ use tokio_util::sync::CancellationToken;
 use std::sync::Arc;
 
 use super::access::Access;
-use super::cli::ServeArgs;
 use super::config::{Config, RuntimeKind};
 use super::http::app;
 use super::sandbox::{SandboxManager, SandboxSettings};
@@ -19,6 +18,16 @@ use super::state::AppState;
 /// How long open connections (streams, terminals) get to finish after a
 /// shutdown signal before the server stops regardless.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+
+/// What `rivet serve` takes on the command line (`cli.rs` declares the
+/// command; the options live with the code that reads them).
+#[derive(Debug, Default, clap::Args)]
+pub struct ServeArgs {
+    /// Run project commands directly on this machine, WITHOUT any isolation
+    /// (when bubblewrap is unavailable). Every command logs a warning.
+    #[arg(long)]
+    pub unsafe_no_sandbox: bool,
+}
 
 pub async fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&config.server.data_dir).with_context(|| {

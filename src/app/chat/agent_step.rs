@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use super::card_memory::CardMemory;
 use super::step_diff::StepDiff;
 use crate::app::api::{Decision, decide_step};
-use crate::app::ide::CurrentProject;
+use crate::app::context::CurrentProject;
 use crate::runtime::session::{AgentStep, StepStatus};
 
 /// An agent step's card, out of the first load: a build with `cargo leptos

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use crate::app::api::try_fix_again;
-use crate::app::ide::CurrentProject;
+use crate::app::context::CurrentProject;
 use crate::app::session::SessionStore;
 use crate::runtime::build_result::BuildResult;
 use crate::runtime::session::Alert;

@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 
+use crate::app::context::CurrentProject;
 use crate::app::error::RivetError;
-use crate::app::ide::CurrentProject;
 use crate::app::session::SessionStore;
 use crate::app::settings::auto_fix::get_auto_fix;
 use crate::runtime::project::ProjectId;

@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 
 use crate::app::api::{fork_from_message, redo_restore, restore_to_message};
-use crate::app::ide::CurrentProject;
+use crate::app::context::CurrentProject;
 use crate::app::session::SessionStore;
 use crate::runtime::session::{MessageStatus, SessionState};
 

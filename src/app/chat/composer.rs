@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::app::api::{RivetError, send_message, stop_run};
-use crate::app::ide::CurrentProject;
+use crate::app::context::CurrentProject;
 use crate::app::session::SessionStore;
 
 #[component]

@@ -13,7 +13,7 @@ use super::artifact::ArtifactCard;
 use super::checkpoint::checkpoint_buttons_lazy;
 use super::context::{ContextSummaryBlock, ContextUsageBadge};
 use crate::app::api::{continue_answer, retry_answer, stop_run};
-use crate::app::ide::CurrentProject;
+use crate::app::context::CurrentProject;
 use crate::app::session::SessionStore;
 use crate::runtime::session::{Message, MessageStatus, Part, Role};
 

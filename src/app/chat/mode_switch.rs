@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use crate::app::api::{Mode, set_conversation_mode};
-use crate::app::ide::CurrentProject;
+use crate::app::context::CurrentProject;
 use crate::app::session::SessionStore;
 
 #[component]

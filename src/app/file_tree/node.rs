@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use super::{alert, confirm, prompt};
 use crate::app::api::ProjectPath;
-use crate::app::ide::CurrentProject;
+use crate::app::context::CurrentProject;
 use crate::app::workbench::Workbench;
 
 #[derive(Clone, Debug, PartialEq)]

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue, closure::Closure, prelude::wasm_bindgen};
 
 use super::TabId;
-use crate::app::ide::CurrentProject;
+use crate::app::context::CurrentProject;
 use crate::app::runtime_choice::RuntimeChoice;
 use crate::app::scripts::load_xterm;
 use crate::app::session::SessionStore;
@@ -176,7 +176,7 @@ fn connect_shell(
             let data = ev.data();
             if let Some(text) = data.as_string() {
                 // Control messages: the shell exited, or an error.
-                term.write(&super::control_line(&text));
+                term.write(&crate::app::shell_lines::control_line(&text));
             } else if let Ok(buffer) = data.dyn_into::<js_sys::ArrayBuffer>() {
                 term.write_bytes(&js_sys::Uint8Array::new(&buffer));
             }

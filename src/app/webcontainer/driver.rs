@@ -21,8 +21,8 @@ use wasm_bindgen::{JsCast, JsValue, closure::Closure};
 use super::bindings as js;
 use super::runtime::{WebContainerRuntime, error_text, sleep};
 use crate::app::browser_runtime::{browser_answers, browser_files, mirror_file, report_events};
-use crate::app::preview::reporter::preview_message::PreviewMessage;
-use crate::app::preview::reporter::{origin_of, send as send_page_report};
+use crate::app::page_report::preview_message::PreviewMessage;
+use crate::app::page_report::{origin_of, send as send_page_report};
 use crate::runtime::host::{
     CommandSpec, DirEntry, EventStream, FsEvent, PortEvent, Process, PtySize, Runtime, RuntimeError,
 };

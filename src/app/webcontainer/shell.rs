@@ -12,7 +12,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::bindings as js;
 use super::driver::PACKAGE_URL;
 use super::runtime::error_text;
-use crate::app::terminal::exited_line;
+use crate::app::shell_lines::exited_line;
 
 /// Most input kept for a shell that has not started yet, in bytes.
 const MAX_PENDING: usize = 4096;

@@ -224,7 +224,7 @@ impl Harness {
                 _ => None,
             })
             .collect();
-        super::plain_text(&text)
+        crate::runtime::terminal_text::plain_text(&text)
     }
 
     /// The id of the `n`th action.

@@ -4,16 +4,9 @@ use serde::{Deserialize, Serialize};
 
 use super::agent::{AgentStep, Mode};
 use super::state::{Message, SessionState};
+use crate::runtime::action::ActionRef;
 use crate::runtime::build_result::BuildResult;
-use crate::runtime::protocol::{self, Id};
-
-/// An action across the whole session: action ids are unique only within
-/// their message.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ActionRef {
-    pub message_id: String,
-    pub action_id: Id,
-}
+use crate::runtime::protocol;
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Usage {

@@ -5,9 +5,8 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::agent::{AgentRun, AgentStep, Mode};
-use super::event::{
-    ActionRef, ActionStatus, Alert, FixAttempt, MessageStatus, Preview, SessionEvent, Usage,
-};
+use super::event::{ActionStatus, Alert, FixAttempt, MessageStatus, Preview, SessionEvent, Usage};
+use crate::runtime::action::ActionRef;
 use crate::runtime::build_result::BuildResult;
 use crate::runtime::protocol::{ActionKind, Event, Id};
 

@@ -9,8 +9,9 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 
 use super::V1Error;
-use crate::server::checkpoint::{self, CheckpointError, Restored};
+use crate::server::checkpoint::CheckpointError;
 use crate::server::session::api;
+use crate::server::session::checkpoints::{self, Restored};
 use crate::server::state::AppState;
 use crate::server::store::{CheckpointRow, ProjectRow};
 
@@ -23,9 +24,6 @@ impl From<CheckpointError> for V1Error {
     fn from(error: CheckpointError) -> V1Error {
         let message = error.to_string();
         let (status, code) = match error {
-            CheckpointError::Api(error) => return error.into(),
-            CheckpointError::Project(error) => return error.into(),
-            CheckpointError::Runtime(error) => return error.into(),
             CheckpointError::Store(error) => return error.into(),
             CheckpointError::Repo { .. } => {
                 tracing::error!(%message, "a checkpoint could not be used");
@@ -50,7 +48,7 @@ pub async fn restore(
     body: Result<Json<MessageRef>, JsonRejection>,
 ) -> Result<Json<Restored>, V1Error> {
     let Json(MessageRef { message_id }) = body?;
-    Ok(Json(checkpoint::restore(&state, &id, &message_id).await?))
+    Ok(Json(checkpoints::restore(&state, &id, &message_id).await?))
 }
 
 pub async fn redo(
@@ -59,7 +57,7 @@ pub async fn redo(
     body: Result<Json<MessageRef>, JsonRejection>,
 ) -> Result<Json<Restored>, V1Error> {
     let Json(MessageRef { message_id }) = body?;
-    Ok(Json(checkpoint::redo(&state, &id, &message_id).await?))
+    Ok(Json(checkpoints::redo(&state, &id, &message_id).await?))
 }
 
 pub async fn fork(
@@ -68,7 +66,7 @@ pub async fn fork(
     body: Result<Json<MessageRef>, JsonRejection>,
 ) -> Result<(StatusCode, Json<ProjectRow>), V1Error> {
     let Json(MessageRef { message_id }) = body?;
-    let row = checkpoint::fork(&state, &id, &message_id).await?;
+    let row = checkpoints::fork(&state, &id, &message_id).await?;
     Ok((StatusCode::CREATED, Json(row)))
 }
 

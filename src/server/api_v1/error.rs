@@ -55,6 +55,7 @@ impl From<ApiError> for V1Error {
             ApiError::Project(error) => return error.into(),
             ApiError::Runtime(error) => return error.into(),
             ApiError::Store(error) => return error.into(),
+            ApiError::Checkpoint(error) => return error.into(),
             ApiError::InvalidProject(_) => "project_not_found",
             ApiError::Busy => "busy",
             ApiError::EmptyMessage => "empty_message",

@@ -1,6 +1,7 @@
 //! The codes of the errors of the server functions that are not plain
-//! session calls: the fix loop, page reports, the runtime choice, the
-//! browser runtime, checkpoints and the settings.
+//! session calls (the fix loop, page reports, the runtime choice, the
+//! browser runtime and the settings), and of checkpoints, whose errors
+//! reach the browser inside an `ApiError`.
 
 use super::{api_code, project_code, runtime_code};
 use crate::runtime::error::{ErrorCode, RivetError};
@@ -43,9 +44,6 @@ pub fn browser_code(error: &BrowserError) -> ErrorCode {
 
 pub fn checkpoint_code(error: &CheckpointError) -> ErrorCode {
     match error {
-        CheckpointError::Api(error) => api_code(error),
-        CheckpointError::Project(error) => project_code(error),
-        CheckpointError::Runtime(error) => runtime_code(error),
         CheckpointError::Store(_) | CheckpointError::Repo { .. } => ErrorCode::Internal,
         CheckpointError::Unavailable => ErrorCode::Unavailable,
         CheckpointError::MessageNotFound(_) | CheckpointError::NoCheckpoint(_) => {
@@ -87,12 +85,6 @@ impl From<RuntimeChoiceError> for RivetError {
 impl From<BrowserError> for RivetError {
     fn from(error: BrowserError) -> RivetError {
         coded(browser_code(&error), &error)
-    }
-}
-
-impl From<CheckpointError> for RivetError {
-    fn from(error: CheckpointError) -> RivetError {
-        coded(checkpoint_code(&error), &error)
     }
 }
 
@@ -146,7 +138,6 @@ mod tests {
     #[test]
     fn checkpoint_errors_map_to_codes() {
         let cases = [
-            (CheckpointError::Api(ApiError::Busy), ErrorCode::Busy),
             (CheckpointError::Unavailable, ErrorCode::Unavailable),
             (
                 CheckpointError::MessageNotFound("m9".into()),
@@ -172,13 +163,9 @@ mod tests {
     }
 
     #[test]
-    fn a_busy_checkpoint_error_reaches_the_browser_as_busy_with_its_message() {
-        let error = RivetError::from(CheckpointError::Api(ApiError::Busy));
-        assert!(error.is_busy());
-        assert!(
-            error.message.contains("still streaming"),
-            "{}",
-            error.message
-        );
+    fn a_checkpoint_error_reaches_the_browser_with_its_code_and_message() {
+        let error = RivetError::from(ApiError::Checkpoint(CheckpointError::Undone("m2".into())));
+        assert_eq!(error.code, ErrorCode::Invalid);
+        assert_eq!(error.message, "message m2 was undone; redo first");
     }
 }

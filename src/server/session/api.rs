@@ -14,6 +14,7 @@ use crate::runtime::host::RuntimeError;
 use crate::runtime::project::{InvalidProjectId, ProjectId};
 use crate::runtime::runner::PreviewError;
 use crate::runtime::session::{Decision, FileChange, Mode, SessionEvent};
+use crate::server::checkpoint::CheckpointError;
 use crate::server::projects::ProjectError;
 use crate::server::state::AppState;
 use crate::server::store::StoreError;
@@ -42,6 +43,8 @@ pub enum ApiError {
     Approval(#[from] agent::ApprovalError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
     #[error("a project needs a name")]
     EmptyName,
 }

@@ -67,7 +67,7 @@ pub async fn send(
 ) -> Result<Sent, ApiError> {
     let cancel = claim(handle)?;
     stop_fixing(handle);
-    crate::server::checkpoint::before_message(handle).await;
+    super::checkpoints::before_message(handle).await;
     drop_unfinished(handle);
     let (user_message_id, history) = record_user(handle, text, None);
     let answer = turn::new_answer(handle, history, text);
@@ -125,7 +125,7 @@ pub async fn retry(
         return Err(ApiError::NotRetryable(message_id.to_owned()));
     };
     let cancel = claim(handle)?;
-    crate::server::checkpoint::before_message(handle).await;
+    super::checkpoints::before_message(handle).await;
     drop_unfinished(handle);
     let mut history = handle.conversation().history.clone();
     history.push(ChatMessage::user(asked.clone()));
@@ -179,7 +179,7 @@ fn release(handle: &ProjectHandle) {
 /// An answer's end: the slot is free and its checkpoint follows its actions.
 fn finish(handle: &Arc<ProjectHandle>, message_id: &str) {
     release(handle);
-    crate::server::checkpoint::after_answer(handle, message_id);
+    super::checkpoints::after_answer(handle, message_id);
 }
 
 /// Records the user's message `text` and returns its id and the history to

@@ -294,7 +294,7 @@ async fn run_loop(
                 break;
             }
         };
-        crate::server::checkpoint::before_fix(&cx.project, &message_id).await;
+        super::checkpoints::before_fix(&cx.project, &message_id).await;
         let Some(next) = attempt_fix(&cx, &cancel, &failures, attempt, tally.tokens).await else {
             break;
         };

@@ -11,8 +11,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::MissedTickBehavior;
 
-use crate::runtime::runner::plain_text;
 use crate::runtime::session::AgentStep;
+use crate::runtime::terminal_text::plain_text;
 use crate::server::agent::tools::OutputSink;
 
 /// The shortest time between two output events of a step.

@@ -7,8 +7,12 @@
 //!
 //! A `webcontainer` project's previews are the WebContainer's own pages: it
 //! reports their errors itself (`preview-message`, converted by
-//! `reporter/preview_message.rs`), and the window's messages are not
+//! `page_report/preview_message.rs`), and the window's messages are not
 //! forwarded for it, so each error is reported by one path only.
+//!
+//! The preview pane forwards the window's messages and the WebContainer
+//! driver its `preview-message` events; this module is below both, so the
+//! runtime in the tab does not depend on the pane.
 
 pub mod preview_message;
 

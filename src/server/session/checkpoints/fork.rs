@@ -3,10 +3,11 @@
 //! session events until the next message, and the checkpoints so far, in
 //! a copy of the checkpoint repository).
 
-use super::git::Repo;
-use super::{CheckpointError, checkpoints};
+use super::checkpoints;
 use crate::runtime::project::ProjectId;
 use crate::runtime::session::{MessageStatus, Role, SessionEvent};
+use crate::server::checkpoint::CheckpointError;
+use crate::server::checkpoint::git::{GitError, Repo};
 use crate::server::projects::ProjectError;
 use crate::server::session::api::{ApiError, open_in};
 use crate::server::session::runtime_name;
@@ -18,20 +19,17 @@ fn number(message_id: &str) -> i64 {
 }
 
 /// The answer `message_id`, which must be finished and not undone.
-fn answer<'a>(
-    messages: &'a [MessageRow],
-    message_id: &str,
-) -> Result<&'a MessageRow, CheckpointError> {
+fn answer<'a>(messages: &'a [MessageRow], message_id: &str) -> Result<&'a MessageRow, ApiError> {
     let message = messages
         .iter()
         .find(|m| m.id == message_id)
         .ok_or_else(|| CheckpointError::MessageNotFound(message_id.to_owned()))?;
     if message.role != Role::Assistant {
-        return Err(CheckpointError::NotAnAnswer(message_id.to_owned()));
+        return Err(CheckpointError::NotAnAnswer(message_id.to_owned()).into());
     }
     match message.status {
-        MessageStatus::Undone { .. } => Err(CheckpointError::Undone(message_id.to_owned())),
-        MessageStatus::Streaming => Err(ApiError::Busy.into()),
+        MessageStatus::Undone { .. } => Err(CheckpointError::Undone(message_id.to_owned()).into()),
+        MessageStatus::Streaming => Err(ApiError::Busy),
         _ => Ok(message),
     }
 }
@@ -41,10 +39,10 @@ pub async fn fork(
     state: &AppState,
     project: &str,
     message_id: &str,
-) -> Result<ProjectRow, CheckpointError> {
+) -> Result<ProjectRow, ApiError> {
     let handle = open_in(state, project).await?;
     let checkpoints = checkpoints(&handle).ok_or(CheckpointError::Unavailable)?;
-    let _guard = checkpoints.lock.lock().await;
+    let _guard = checkpoints.lock().await;
     handle.session.flush().await;
     let source = handle.id.as_str();
     let messages = state.store.messages(source).await?;
@@ -78,8 +76,8 @@ pub async fn fork(
     write_files(state, &repo, &meta.id, &target.commit_id)
         .await
         .map_err(|e| match e {
-            WriteError::Git(source) => checkpoints.repo_error(source),
-            WriteError::Io { path, source } => ProjectError::Io { path, source }.into(),
+            WriteError::Git(source) => checkpoints.repo_error(source).into(),
+            WriteError::Io { path, source } => ApiError::from(ProjectError::Io { path, source }),
         })?;
     let last_event = last_event_of(state, source, position).await?;
     state
@@ -91,11 +89,7 @@ pub async fn fork(
 
 /// The last event that belongs to the conversation up to message
 /// `position`: the one before the next message was added.
-async fn last_event_of(
-    state: &AppState,
-    project: &str,
-    position: i64,
-) -> Result<i64, CheckpointError> {
+async fn last_event_of(state: &AppState, project: &str, position: i64) -> Result<i64, ApiError> {
     let replay = state.store.events(project).await?;
     let next = replay.events.iter().find(|e| {
         matches!(&e.event, SessionEvent::MessageAdded { message } if number(&message.id) > position)
@@ -107,7 +101,7 @@ async fn last_event_of(
 #[derive(Debug, thiserror::Error)]
 enum WriteError {
     #[error(transparent)]
-    Git(#[from] super::git::GitError),
+    Git(#[from] GitError),
     #[error("cannot write {path}: {source}")]
     Io {
         path: std::path::PathBuf,

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use super::apply::{Applied, apply};
-use super::{CheckpointError, Checkpoints, checkpoints};
+use super::checkpoints;
 use crate::runtime::session::{MessageStatus, Role, SessionEvent};
+use crate::server::checkpoint::{Applied, ApplyError, CheckpointError, Checkpoints, apply};
 use crate::server::session::api::{ApiError, open_in};
 use crate::server::session::{ProjectHandle, reset_conversation};
 use crate::server::state::AppState;
@@ -32,17 +32,17 @@ pub struct Restored {
 async fn prepare(
     state: &AppState,
     project: &str,
-) -> Result<(Arc<ProjectHandle>, Arc<Checkpoints>), CheckpointError> {
+) -> Result<(Arc<ProjectHandle>, Arc<Checkpoints>), ApiError> {
     let handle = open_in(state, project).await?;
     let checkpoints = checkpoints(&handle).ok_or(CheckpointError::Unavailable)?;
     Ok((handle, checkpoints))
 }
 
 /// Refuses while an answer streams or actions run; ends a fix loop.
-fn ensure_idle(handle: &ProjectHandle) -> Result<(), CheckpointError> {
+fn ensure_idle(handle: &ProjectHandle) -> Result<(), ApiError> {
     let mut conversation = handle.conversation();
     if conversation.streaming.is_active() || handle.session.read(|s| s.is_busy()) {
-        return Err(ApiError::Busy.into());
+        return Err(ApiError::Busy);
     }
     if let Some(fixing) = conversation.fixing.take() {
         fixing.cancel();
@@ -51,18 +51,18 @@ fn ensure_idle(handle: &ProjectHandle) -> Result<(), CheckpointError> {
 }
 
 /// The index of answer `message_id` in `messages`, which must not be undone.
-fn find_answer(messages: &[MessageRow], message_id: &str) -> Result<usize, CheckpointError> {
+fn find_answer(messages: &[MessageRow], message_id: &str) -> Result<usize, ApiError> {
     let index = messages
         .iter()
         .position(|m| m.id == message_id)
         .ok_or_else(|| CheckpointError::MessageNotFound(message_id.to_owned()))?;
     let message = &messages[index];
     if message.role != Role::Assistant {
-        return Err(CheckpointError::NotAnAnswer(message_id.to_owned()));
+        return Err(CheckpointError::NotAnAnswer(message_id.to_owned()).into());
     }
     match message.status {
-        MessageStatus::Undone { .. } => Err(CheckpointError::Undone(message_id.to_owned())),
-        MessageStatus::Streaming => Err(ApiError::Busy.into()),
+        MessageStatus::Undone { .. } => Err(CheckpointError::Undone(message_id.to_owned()).into()),
+        MessageStatus::Streaming => Err(ApiError::Busy),
         _ => Ok(index),
     }
 }
@@ -85,12 +85,12 @@ async fn write_back(
     checkpoints: &Checkpoints,
     from: &str,
     to: &str,
-) -> Result<Applied, CheckpointError> {
+) -> Result<Applied, ApiError> {
     let applied = apply(checkpoints.repo(), handle.runtime.as_ref(), from, to)
         .await
         .map_err(|error| match error {
-            super::apply::ApplyError::Git(source) => checkpoints.repo_error(source),
-            super::apply::ApplyError::Runtime(error) => error.into(),
+            ApplyError::Git(source) => checkpoints.repo_error(source).into(),
+            ApplyError::Runtime(error) => ApiError::from(error),
         })?;
     for event in applied.events() {
         handle.publish(event);
@@ -103,9 +103,9 @@ pub async fn restore(
     state: &AppState,
     project: &str,
     message_id: &str,
-) -> Result<Restored, CheckpointError> {
+) -> Result<Restored, ApiError> {
     let (handle, checkpoints) = prepare(state, project).await?;
-    let _guard = checkpoints.lock.lock().await;
+    let _guard = checkpoints.lock().await;
     ensure_idle(&handle)?;
     handle.session.flush().await;
     let mut messages = state.store.messages(handle.id.as_str()).await?;
@@ -157,13 +157,9 @@ pub async fn restore(
 
 /// Undoes the latest restore to answer `message_id`: its files and the
 /// messages it undid come back (the state meanwhile is kept as a checkpoint).
-pub async fn redo(
-    state: &AppState,
-    project: &str,
-    message_id: &str,
-) -> Result<Restored, CheckpointError> {
+pub async fn redo(state: &AppState, project: &str, message_id: &str) -> Result<Restored, ApiError> {
     let (handle, checkpoints) = prepare(state, project).await?;
-    let _guard = checkpoints.lock.lock().await;
+    let _guard = checkpoints.lock().await;
     ensure_idle(&handle)?;
     handle.session.flush().await;
     let mut messages = state.store.messages(handle.id.as_str()).await?;
@@ -175,7 +171,7 @@ pub async fn redo(
             .iter()
             .all(|m| matches!(m.status, MessageStatus::Undone { .. }))
     {
-        return Err(nothing());
+        return Err(nothing().into());
     }
     let back = state
         .store
