@@ -8,32 +8,78 @@ import { serveEnv } from './serve-env';
 // The suite runs against the release build: `cargo leptos build --release`
 // must have written target/release/rivet and target/site first (scripts/test.sh does).
 const root = path.resolve(__dirname, '..');
-const port = Number(process.env.RIVET_E2E_PORT ?? 3190);
-const mockPort = Number(process.env.RIVET_E2E_MOCK_PORT ?? 3191);
-// Workers load this file again and inherit the runner's environment, so the
-// directory is made once.
-const dataDir = process.env.RIVET_E2E_DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-'));
+// The suite runs on several workers, each with a slot of its own: an IDE, a
+// scripted provider, a port for tests that start their own server, and a data
+// directory. A worker never sees another's projects or queued faults. Workers
+// load this file again, with TEST_PARALLEL_INDEX set, and pick their slot here.
+const workers = Number(process.env.RIVET_E2E_WORKERS ?? 2);
+const basePort = Number(process.env.RIVET_E2E_PORT ?? 3190);
+// Made once: the workers inherit the runner's environment.
+const dataRoot = process.env.RIVET_E2E_DATA_ROOT ?? fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-'));
+process.env.RIVET_E2E_DATA_ROOT = dataRoot;
+
+function slot(index: number) {
+  const port = basePort + 10 * index;
+  const dataDir = path.join(dataRoot, `slot-${index}`);
+  fs.mkdirSync(dataDir, { recursive: true });
+  return { port, mockPort: port + 1, ownPort: port + 2, dataDir };
+}
+
+const slots = Array.from({ length: workers }, (_, index) => slot(index));
+const mine = slots[Number(process.env.TEST_PARALLEL_INDEX ?? 0)] ?? slots[0];
 // The tests queue provider faults here (see docs/mock-llm.md).
-process.env.RIVET_E2E_MOCK = `http://127.0.0.1:${mockPort}`;
+process.env.RIVET_E2E_MOCK = `http://127.0.0.1:${mine.mockPort}`;
 // The timing test shares the IDE's npm cache with its bare run.
-process.env.RIVET_E2E_DATA_DIR = dataDir;
+process.env.RIVET_E2E_DATA_DIR = mine.dataDir;
+// Tests that stop a server start one of their own on this port (own-server.ts).
+process.env.RIVET_E2E_OWN_PORT = String(mine.ownPort);
 // The IDE's access token; every test logs in with it (helpers.ts, `login`).
 const token = process.env.RIVET_E2E_TOKEN ?? crypto.randomBytes(24).toString('hex');
 process.env.RIVET_E2E_TOKEN = token;
+
+/** The scripted provider and the IDE of one slot. */
+function servers({ port, mockPort, dataDir }: ReturnType<typeof slot>) {
+  return [
+    {
+      // The scripted provider, replaying the fixtures a little slower than a
+      // fast model so streaming and Stop can be watched.
+      command: `${root}/target/release/rivet mock-llm --port ${mockPort} --script ${root}/tests/fixtures/transcripts --chunk-size 24 --delay-ms 8`,
+      port: mockPort,
+      reuseExistingServer: false,
+      timeout: 30_000,
+    },
+    {
+      command: `${root}/target/release/rivet serve`,
+      cwd: root,
+      url: `http://127.0.0.1:${port}/healthz`,
+      reuseExistingServer: false,
+      timeout: 240_000,
+      stdout: 'pipe' as const,
+      stderr: 'pipe' as const,
+      env: {
+        ...serveEnv({ port, dataDir, token, llmBaseUrl: `http://127.0.0.1:${mockPort}/v1` }),
+        // WebContainer projects load the @webcontainer/api double, whose
+        // commands run in the project's sandbox (the real runtime needs
+        // StackBlitz's servers, which a closed network cannot reach).
+        RIVET_RUNTIME_WEBCONTAINER_DIR: path.join(root, 'end2end/webcontainer-double'),
+      },
+    },
+  ];
+}
 
 export default defineConfig({
   testDir: './tests',
   timeout: 240_000,
   expect: { timeout: 20_000 },
-  // The tests share one server and its projects, so they run one at a time.
-  workers: 1,
+  // Each worker has its slot's server; the tests of one file run in order.
+  workers,
   fullyParallel: false,
   forbidOnly: true,
   retries: 0,
   reporter: [['list']],
   outputDir: './test-results',
   use: {
-    baseURL: `http://127.0.0.1:${port}`,
+    baseURL: `http://127.0.0.1:${mine.port}`,
     viewport: { width: 1280, height: 720 },
     trace: 'retain-on-failure',
     launchOptions: {
@@ -51,30 +97,5 @@ export default defineConfig({
     },
   },
   projects: [{ name: 'chromium', use: { browserName: 'chromium' } }],
-  webServer: [
-    {
-      // The scripted provider, replaying the fixtures a little slower than a
-      // fast model so streaming and Stop can be watched.
-      command: `${root}/target/release/rivet mock-llm --port ${mockPort} --script ${root}/tests/fixtures/transcripts --chunk-size 24 --delay-ms 8`,
-      port: mockPort,
-      reuseExistingServer: false,
-      timeout: 30_000,
-    },
-    {
-    command: `${root}/target/release/rivet serve`,
-    cwd: root,
-    url: `http://127.0.0.1:${port}/healthz`,
-    reuseExistingServer: false,
-    timeout: 240_000,
-    stdout: 'pipe',
-    stderr: 'pipe',
-    env: {
-      ...serveEnv({ port, dataDir, token, llmBaseUrl: `http://127.0.0.1:${mockPort}/v1` }),
-      // WebContainer projects load the @webcontainer/api double, whose
-      // commands run in the project's sandbox (the real runtime needs
-      // StackBlitz's servers, which a closed network cannot reach).
-      RIVET_RUNTIME_WEBCONTAINER_DIR: path.join(root, 'end2end/webcontainer-double'),
-    },
-    },
-  ],
+  webServer: slots.flatMap(servers),
 });

@@ -18,7 +18,7 @@ async function projects(page: Page, server: OwnServer): Promise<{ id: string; na
 }
 
 // This test stops its server, so it runs one of its own.
-const server = new OwnServer(Number(process.env.RIVET_E2E_OWN_PORT ?? 3192));
+const server = new OwnServer(Number(process.env.RIVET_E2E_OWN_PORT));
 test.beforeAll(() => server.start());
 test.afterAll(() => server.kill());
 
