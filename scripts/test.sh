@@ -31,29 +31,42 @@ if [ "$cycles" -ne 0 ]; then
   exit 1
 fi
 
-# Clippy is the compiler of Rivet's own crate in the builds below (cargo
-# runs RUSTC_WORKSPACE_WRAPPER for workspace members only, as `cargo clippy`
-# does), so each target is linted and built in one pass instead of being
-# compiled again just for the lints. CLIPPY_ARGS is how `cargo clippy` hands
-# `-D warnings` to the driver.
-export RUSTC_WORKSPACE_WRAPPER
-RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
-export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+step "Release builds: the WASM client as shipped, and the server with every test and bench"
+# The client's build (cargo-leptos: the WASM, --split into the #[lazy]
+# chunks, hashed names, --precompress for the brotli and gzip copies) runs
+# mostly on one core, so it runs beside the server's; its log follows.
+front_log="$ROOT/target/front-build.log"
+mkdir -p "$ROOT/target"
+cargo leptos build --release --split --precompress --frontend-only >"$front_log" 2>&1 &
+front=$!
 
-step "Release build, linted: the WASM client, and the server with every test and bench"
-# --split moves the #[lazy] code into chunks fetched on first use;
-# --precompress writes the brotli and gzip copies the server sends.
-# --all-targets builds the tests and benches in the same cargo run as the
-# server, so the dependencies are resolved with the tests' features once and
-# `cargo test` below compiles nothing: the server the browser tests start is
-# the one the Rust tests start.
-cargo leptos build --release --split --precompress --bin-cargo-args=--all-targets
+# The server's build is linted as it compiles: clippy's driver is the
+# compiler of Rivet's own crate (cargo runs RUSTC_WORKSPACE_WRAPPER for
+# workspace members only, as `cargo clippy` does; CLIPPY_ARGS is how it hands
+# over `-D warnings`), so no target is compiled a second time just for the
+# lints. Not for the WASM: the driver turns MIR optimisations off, and the
+# shipped bundle must be measured as shipped. --all-targets builds the tests
+# and benches in the same run, so `cargo test` below compiles nothing: the
+# server the browser tests start is the one the Rust tests start.
+clippy_env=(
+  RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
+  CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+)
+server=0
+env "${clippy_env[@]}" cargo build --release --no-default-features --features ssr --all-targets || server=$?
+front_status=0
+wait "$front" || front_status=$?
+cat "$front_log"
+if [ "$server" -ne 0 ] || [ "$front_status" -ne 0 ]; then exit 1; fi
 
 step "First load: WASM and glue at most 400,000 bytes gzip"
 ./scripts/bundle-size.sh --max 400000
 
+step "clippy (WASM client)"
+cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings
+
 step "Rust tests"
-cargo test --release --features ssr
+env "${clippy_env[@]}" cargo test --release --no-default-features --features ssr
 
 step "Browser tests (Playwright on Debian's Chromium)"
 npx playwright test --config end2end/playwright.config.ts
