@@ -36,6 +36,9 @@ pub enum LlmEvent {
     Failed { error: LlmError },
 }
 
+/// Token counts as the provider reports them. The one record of them: the
+/// stream, the session events, the stored messages and the exports all
+/// carry this type, so nothing copies the counts field by field.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenUsage {
     pub prompt_tokens: u32,

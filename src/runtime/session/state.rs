@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::agent::{AgentRun, AgentStep, Mode};
-use super::event::{ActionStatus, Alert, FixAttempt, MessageStatus, Preview, SessionEvent, Usage};
+use super::event::{ActionStatus, Alert, FixAttempt, MessageStatus, Preview, SessionEvent};
+use crate::runtime::llm::TokenUsage;
 use crate::runtime::action::ActionRef;
 use crate::runtime::build_result::BuildResult;
 use crate::runtime::protocol::{ActionKind, Event, Id};
@@ -42,7 +43,7 @@ pub struct Message {
     pub role: Role,
     pub parts: Vec<Part>,
     pub status: MessageStatus,
-    pub usage: Option<Usage>,
+    pub usage: Option<TokenUsage>,
     pub notice: Option<String>,
     pub finish_reason: Option<String>,
     /// Set on a user message Rivet sent to have a failure fixed.

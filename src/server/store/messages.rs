@@ -3,7 +3,8 @@
 use sqlx::{Row, Sqlite, Transaction};
 
 use super::{Store, StoreError, now};
-use crate::runtime::session::{MessageStatus, Role, Usage};
+use crate::runtime::llm::TokenUsage;
+use crate::runtime::session::{MessageStatus, Role};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct MessageRow {
@@ -14,7 +15,7 @@ pub struct MessageRow {
     /// For an answer: the user message it answers.
     pub asked: Option<String>,
     pub model: Option<String>,
-    pub usage: Option<Usage>,
+    pub usage: Option<TokenUsage>,
     pub finish_reason: Option<String>,
     pub status: MessageStatus,
 }

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use sqlx::Row;
 
 use super::*;
-use crate::runtime::session::{Envelope, Message, MessageStatus, Role, SessionEvent, Usage};
+use crate::runtime::llm::TokenUsage;
+use crate::runtime::session::{Envelope, Message, MessageStatus, Role, SessionEvent};
 
 fn project(id: &str) -> ProjectRow {
     ProjectRow {
@@ -31,7 +32,7 @@ fn answer(id: &str, text: &str, status: MessageStatus) -> MessageRow {
         text: text.to_owned(),
         asked: Some("build it".to_owned()),
         model: Some("rivet-replay".to_owned()),
-        usage: Some(Usage {
+        usage: Some(TokenUsage {
             prompt_tokens: 1,
             completion_tokens: 2,
             total_tokens: 3,
