@@ -6,7 +6,7 @@ use super::agent::{AgentStep, Mode};
 use super::state::{Message, SessionState};
 use crate::runtime::action::ActionRef;
 use crate::runtime::build_result::BuildResult;
-use crate::runtime::llm::TokenUsage;
+use crate::runtime::llm::{FinishReason, TokenUsage};
 use crate::runtime::protocol;
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -132,7 +132,7 @@ pub enum SessionEvent {
     MessageFinished {
         message_id: String,
         status: MessageStatus,
-        finish_reason: Option<String>,
+        finish_reason: Option<FinishReason>,
     },
     /// A finished message was undone by a restore, or redone.
     MessageStatusChanged {

@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use super::agent::{AgentRun, AgentStep, Mode};
 use super::event::{ActionStatus, Alert, FixAttempt, MessageStatus, Preview, SessionEvent};
-use crate::runtime::llm::TokenUsage;
 use crate::runtime::action::ActionRef;
 use crate::runtime::build_result::BuildResult;
+use crate::runtime::llm::{FinishReason, TokenUsage};
 use crate::runtime::protocol::{ActionKind, Event, Id};
 
 /// The "Rivet" terminal keeps this much recent output for tabs that open later.
@@ -45,7 +45,7 @@ pub struct Message {
     pub status: MessageStatus,
     pub usage: Option<TokenUsage>,
     pub notice: Option<String>,
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<FinishReason>,
     /// Set on a user message Rivet sent to have a failure fixed.
     #[serde(default)]
     pub automatic: Option<FixAttempt>,
@@ -254,7 +254,7 @@ impl SessionState {
                 finish_reason,
             } => self.update_message(message_id, |m| {
                 m.status = status.clone();
-                m.finish_reason.clone_from(finish_reason);
+                m.finish_reason = *finish_reason;
                 m.notice = None;
                 if let Some(run) = &mut m.agent {
                     run.close_open_steps();

@@ -3,7 +3,7 @@
 //! whole row is saved, final, before its end is published.
 
 use super::hub::Session;
-use crate::runtime::llm::TokenUsage;
+use crate::runtime::llm::{FinishReason, TokenUsage};
 use crate::runtime::session::{MessageStatus, Role};
 use crate::server::store::MessageRow;
 
@@ -55,7 +55,7 @@ impl SavedAnswer {
         session: &Session,
         text: &str,
         status: &MessageStatus,
-        finish_reason: Option<String>,
+        finish_reason: Option<FinishReason>,
     ) {
         text.clone_into(&mut self.row.text);
         self.row.status = status.clone();

@@ -113,9 +113,9 @@ pub async fn run(
         Ok(finish_reason) => {
             close_parser(&project, &message_id, parser);
             record_answer(&project, history, &text);
-            let finish_reason = Some(format!("{finish_reason:?}").to_lowercase());
+            let finish_reason = Some(finish_reason);
             let status = MessageStatus::Complete;
-            saved.finish(&project.session, &text, &status, finish_reason.clone());
+            saved.finish(&project.session, &text, &status, finish_reason);
             publish(SessionEvent::MessageFinished {
                 message_id,
                 status,

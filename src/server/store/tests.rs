@@ -5,7 +5,7 @@ use std::sync::Arc;
 use sqlx::Row;
 
 use super::*;
-use crate::runtime::llm::TokenUsage;
+use crate::runtime::llm::{FinishReason, TokenUsage};
 use crate::runtime::session::{Envelope, Message, MessageStatus, Role, SessionEvent};
 
 fn project(id: &str) -> ProjectRow {
@@ -173,6 +173,38 @@ async fn a_message_row_is_updated_in_place_and_keeps_what_it_answers() {
         }
     );
     assert_eq!(rows[1].usage.map(|u| u.total_tokens), Some(3));
+}
+
+#[tokio::test]
+async fn a_finish_reason_stored_as_debug_text_still_loads_from_the_messages_table() {
+    let (_dir, store) = store_with("p1").await;
+    let mut row = answer("m1", "done", MessageStatus::Complete);
+    row.finish_reason = Some(FinishReason::ToolCalls);
+    store.save_message("p1", &row).await.unwrap();
+    let pool = store.ready().await.unwrap();
+    let written: String = sqlx::query("SELECT finish_reason FROM messages WHERE id = 'm1'")
+        .fetch_one(pool)
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(written, "tool_calls");
+    // What earlier versions wrote (`format!("{:?}")`, lower-cased), what the
+    // plain `Debug` text would be, and a reason this version does not know.
+    for (stored, read) in [
+        ("toolcalls", Some(FinishReason::ToolCalls)),
+        ("contentfilter", Some(FinishReason::ContentFilter)),
+        ("Length", Some(FinishReason::Length)),
+        ("stop", Some(FinishReason::Stop)),
+        ("made_up", None),
+    ] {
+        sqlx::query("UPDATE messages SET finish_reason = $1 WHERE id = 'm1'")
+            .bind(stored)
+            .execute(pool)
+            .await
+            .unwrap();
+        let rows = store.messages("p1").await.unwrap();
+        assert_eq!(rows[0].finish_reason, read, "{stored}");
+    }
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
 
 use super::TransferError;
-use crate::runtime::llm::TokenUsage;
+use crate::runtime::llm::{FinishReason, TokenUsage};
 use crate::runtime::session::{Envelope, MessageStatus, Role};
 use crate::server::store::MessageRow;
 
@@ -46,7 +46,7 @@ pub struct ExportedMessage {
     #[serde(default)]
     pub usage: Option<TokenUsage>,
     #[serde(default)]
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<FinishReason>,
     pub status: MessageStatus,
 }
 
