@@ -14,7 +14,7 @@ fn project(id: &str) -> ProjectRow {
         name: format!("project {id}"),
         created_at: 1_700_000_000,
         updated_at: 1_700_000_000,
-        runtime: "sandbox".to_owned(),
+        runtime: RuntimeKind::Sandbox,
     }
 }
 
@@ -44,7 +44,7 @@ fn answer(id: &str, text: &str, status: MessageStatus) -> MessageRow {
 
 async fn store_with(id: &str) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(&dir.path().join("data"));
+    let store = Store::new(&dir.path().join("data"), RuntimeKind::Sandbox);
     store.ensure_project(&project(id)).await.unwrap();
     (dir, store)
 }
@@ -61,7 +61,7 @@ async fn write_events(store: &Store, id: &str, events: Vec<Arc<Envelope>>) {
 #[tokio::test]
 async fn migrations_create_the_database_in_an_empty_data_dir_with_wal_and_foreign_keys() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(&dir.path().join("new"));
+    let store = Store::new(&dir.path().join("new"), RuntimeKind::Sandbox);
     let pool = store.ready().await.unwrap();
     assert!(dir.path().join("new/rivet.db").is_file());
     let mode: String = sqlx::query("PRAGMA journal_mode")
@@ -77,7 +77,10 @@ async fn migrations_create_the_database_in_an_empty_data_dir_with_wal_and_foreig
         .get(0);
     assert_eq!(keys, 1);
     // Running them again (a restart) is a no-op.
-    Store::new(&dir.path().join("new")).ready().await.unwrap();
+    Store::new(&dir.path().join("new"), RuntimeKind::Sandbox)
+        .ready()
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -258,15 +261,9 @@ async fn project_json_files_are_imported_once_and_a_corrupt_one_is_skipped() {
     let old = projects.create("kept in project.json").unwrap();
     let bad = projects.create("bad").unwrap();
     std::fs::write(projects.dir(&bad.id).join("project.json"), b"{\"id\":").unwrap();
-    let store = Store::new(dir.path());
-    assert_eq!(
-        store.import_projects(&projects, "sandbox").await.unwrap(),
-        1
-    );
-    assert_eq!(
-        store.import_projects(&projects, "sandbox").await.unwrap(),
-        0
-    );
+    let store = Store::new(dir.path(), RuntimeKind::Sandbox);
+    assert_eq!(store.import_projects(&projects).await.unwrap(), 1);
+    assert_eq!(store.import_projects(&projects).await.unwrap(), 0);
     let listed = store.list_projects().await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].id, old.id.as_str());
@@ -333,7 +330,7 @@ async fn streamed_text_is_appended_to_the_stored_answer_in_order() {
 #[tokio::test]
 async fn concurrent_read_then_write_transactions_do_not_fail_with_database_is_locked() {
     let (dir, first) = store_with("p1").await;
-    let second = Store::new(&dir.path().join("data"));
+    let second = Store::new(&dir.path().join("data"), RuntimeKind::Sandbox);
     second.ready().await.unwrap();
     let mut tasks = Vec::new();
     for i in 0..40 {
