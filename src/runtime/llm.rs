@@ -36,6 +36,9 @@ pub enum LlmEvent {
     Failed { error: LlmError },
 }
 
+/// Token counts as the provider reports them. The one record of them: the
+/// stream, the session events, the stored messages and the exports all
+/// carry this type, so nothing copies the counts field by field.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenUsage {
     pub prompt_tokens: u32,
@@ -60,12 +63,20 @@ impl std::ops::Add for TokenUsage {
 
 /// Why the model stopped. `Length` after a finished answer means the token
 /// limit was still reached after the allowed continuations.
+///
+/// Stored (messages, session events, exports) and sent as itself. Earlier
+/// versions stored the lower-cased `Debug` text (`toolcalls`), and the plain
+/// `Debug` text (`ToolCalls`) is accepted too, so what they wrote still loads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
+    #[serde(alias = "Stop")]
     Stop,
+    #[serde(alias = "Length")]
     Length,
+    #[serde(alias = "ToolCalls", alias = "toolcalls")]
     ToolCalls,
+    #[serde(alias = "ContentFilter", alias = "contentfilter")]
     ContentFilter,
 }
 
@@ -322,6 +333,29 @@ mod tests {
             },
             r#"{"type":"failed","error":{"kind":"rate_limited","provider":"Groq","retry_after_secs":7}}"#,
         );
+    }
+
+    #[test]
+    fn a_finish_reason_stored_as_debug_text_still_loads() {
+        let read = |json: &str| serde_json::from_str::<FinishReason>(json).unwrap();
+        for (old, reason) in [
+            ("Stop", FinishReason::Stop),
+            ("stop", FinishReason::Stop),
+            ("Length", FinishReason::Length),
+            ("length", FinishReason::Length),
+            ("ToolCalls", FinishReason::ToolCalls),
+            ("toolcalls", FinishReason::ToolCalls),
+            ("ContentFilter", FinishReason::ContentFilter),
+            ("contentfilter", FinishReason::ContentFilter),
+        ] {
+            assert_eq!(read(&format!("\"{old}\"")), reason, "{old}");
+        }
+        // What is written now is the snake_case name, and it reads back.
+        assert_eq!(
+            serde_json::to_string(&FinishReason::ToolCalls).unwrap(),
+            r#""tool_calls""#
+        );
+        assert_eq!(read(r#""content_filter""#), FinishReason::ContentFilter);
     }
 
     #[test]

@@ -19,7 +19,6 @@ pub use context::{ContextSummary, ContextUse};
 pub use crate::runtime::action::ActionRef;
 pub use event::{
     ActionStatus, Alert, Envelope, FileChange, FixAttempt, MessageStatus, Preview, SessionEvent,
-    Usage,
 };
 pub use lines::LineDecoder;
 pub use state::{ActionEntry, Artifact, Message, Part, Role, SessionState, Touched};

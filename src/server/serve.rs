@@ -74,11 +74,7 @@ pub async fn serve(config: Config, args: ServeArgs) -> anyhow::Result<()> {
         .await
         .context("opening the project store")?;
     // Projects kept before the store existed (a `project.json` each) join it.
-    let runtime = super::session::runtime_name(&state);
-    let imported = state
-        .store
-        .import_projects(&state.projects, &runtime)
-        .await?;
+    let imported = state.store.import_projects(&state.projects).await?;
     if imported > 0 {
         tracing::info!(imported, "projects recorded in the store");
     }

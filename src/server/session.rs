@@ -37,9 +37,9 @@ use crate::server::store::ProjectRow;
 
 /// The project's row in the store, from its directory's metadata.
 fn project_row(state: &AppState, id: &ProjectId) -> ProjectRow {
-    let runtime = runtime_name(state);
+    let runtime = state.config.runtime.default;
     match state.projects.get(id) {
-        Ok(meta) => ProjectRow::from_meta(&meta, &runtime),
+        Ok(meta) => ProjectRow::from_meta(&meta, runtime),
         Err(_) => ProjectRow {
             id: id.as_str().to_owned(),
             name: id.as_str().to_owned(),
@@ -48,11 +48,6 @@ fn project_row(state: &AppState, id: &ProjectId) -> ProjectRow {
             runtime,
         },
     }
-}
-
-/// The runtime new projects run on, as the store records it.
-pub fn runtime_name(state: &AppState) -> String {
-    format!("{:?}", state.config.runtime.default).to_lowercase()
 }
 
 /// Rebuilds the conversation the model sees from the stored messages,

@@ -58,7 +58,7 @@ impl AppState {
             access,
             leptos_options,
             projects: Projects::new(&config.server.data_dir),
-            store: Store::new(&config.server.data_dir),
+            store: Store::new(&config.server.data_dir, config.runtime.default),
             llm: Arc::new(LlmService::new(config.clone())),
             config,
             sandbox,

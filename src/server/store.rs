@@ -25,6 +25,8 @@ use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use tokio::sync::OnceCell;
 
+use crate::runtime::kind::RuntimeKind;
+
 pub use checkpoints::{CheckpointKind, CheckpointRow};
 pub use events::{EVENT_PAGE, ReadBack, Replay};
 pub use listing::{ProjectListing, UNTITLED, name_from_message};
@@ -53,11 +55,15 @@ pub struct Store {
     pool: SqlitePool,
     /// Migrations run once, before the first query (or at start, by `serve`).
     ready: Arc<OnceCell<Result<(), String>>>,
+    /// `[runtime] default`: what a project row naming no runtime this
+    /// version knows is read as.
+    default_runtime: RuntimeKind,
 }
 
 impl Store {
     /// The store of `data_dir`; nothing is opened until the first use.
-    pub fn new(data_dir: &Path) -> Store {
+    /// `default_runtime` is `[runtime] default`.
+    pub fn new(data_dir: &Path, default_runtime: RuntimeKind) -> Store {
         let path = data_dir.join("rivet.db");
         let options = SqliteConnectOptions::new()
             .filename(&path)
@@ -74,6 +80,7 @@ impl Store {
             path,
             pool,
             ready: Arc::new(OnceCell::new()),
+            default_runtime,
         }
     }
 

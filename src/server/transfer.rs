@@ -20,7 +20,7 @@ use crate::runtime::host::{EntryKind, Runtime, RuntimeError};
 use crate::runtime::project::ProjectId;
 use crate::runtime::tree::is_inside_skipped_dir;
 use crate::server::projects::ProjectError;
-use crate::server::session::{api, runtime_name};
+use crate::server::session::api;
 use crate::server::state::AppState;
 use crate::server::store::{MessageRow, ProjectRow, StoreError};
 use conversation::{Conversation, ExportedFile, ExportedProject};
@@ -185,7 +185,7 @@ pub async fn finish(
         remove_project(state, &meta.id).await;
         return Err(error);
     }
-    let row = ProjectRow::from_meta(&meta, &runtime_name(state));
+    let row = ProjectRow::from_meta(&meta, state.config.runtime.default);
     if let Err(error) = state.store.ensure_project(&row).await {
         remove_project(state, &meta.id).await;
         return Err(error.into());
@@ -232,7 +232,7 @@ pub async fn import_git(
         remove_project(state, &meta.id).await;
         return Err(error);
     }
-    let row = ProjectRow::from_meta(&meta, &runtime_name(state));
+    let row = ProjectRow::from_meta(&meta, state.config.runtime.default);
     if let Err(error) = state.store.ensure_project(&row).await {
         remove_project(state, &meta.id).await;
         return Err(error.into());
@@ -258,7 +258,7 @@ pub async fn import_conversation(
         remove_project(state, &meta.id).await;
         return Err(error);
     }
-    let mut row = ProjectRow::from_meta(&meta, &runtime_name(state));
+    let mut row = ProjectRow::from_meta(&meta, state.config.runtime.default);
     row.created_at = conversation.project.created_at;
     let messages: Vec<MessageRow> = conversation.messages.into_iter().map(Into::into).collect();
     let stored = state

@@ -43,12 +43,11 @@ impl TryFrom<crate::server::store::ProjectListing> for ProjectSummary {
 pub async fn list_projects(search: String) -> Result<Vec<ProjectSummary>, RivetError> {
     use crate::server::session::api::ApiError;
     let state = expect_context::<crate::server::state::AppState>();
-    let runtime = crate::server::session::runtime_name(&state);
     let store_error = |e: crate::server::store::StoreError| RivetError::from(ApiError::from(e));
     // Projects made by "New project" join the store on first sight.
     state
         .store
-        .import_projects(&state.projects, &runtime)
+        .import_projects(&state.projects)
         .await
         .map_err(store_error)?;
     let rows = state

@@ -19,7 +19,7 @@ pub struct IdeInfo {
 pub async fn get_ide_info() -> Result<IdeInfo, RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
     Ok(IdeInfo {
-        runtime: format!("{:?}", state.config.runtime.default).to_lowercase(),
+        runtime: state.config.runtime.default.as_str().to_owned(),
         data_dir: state.config.server.data_dir.display().to_string(),
     })
 }

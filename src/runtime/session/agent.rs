@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::event::Usage;
+use crate::runtime::llm::TokenUsage;
 
 /// How the model works on the project: one answer with bolt actions
 /// (`build`), or a loop of tool calls (`agent`).
@@ -167,7 +167,7 @@ pub struct AgentRun {
     /// Model requests made so far.
     pub steps_used: u32,
     pub max_steps: u32,
-    pub usage: Usage,
+    pub usage: TokenUsage,
     /// How the run ended, in a sentence ("Done.", "Stopped by the user.").
     pub end: Option<String>,
 }

@@ -6,14 +6,8 @@ use super::agent::{AgentStep, Mode};
 use super::state::{Message, SessionState};
 use crate::runtime::action::ActionRef;
 use crate::runtime::build_result::BuildResult;
+use crate::runtime::llm::{FinishReason, TokenUsage};
 use crate::runtime::protocol;
-
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Usage {
-    pub prompt_tokens: u32,
-    pub completion_tokens: u32,
-    pub total_tokens: u32,
-}
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "state", rename_all = "snake_case")]
@@ -123,7 +117,7 @@ pub enum SessionEvent {
     },
     Usage {
         message_id: String,
-        usage: Usage,
+        usage: TokenUsage,
     },
     /// A passing note on a message ("retrying in 2 s", "continuing the cut
     /// answer"); `None` clears it.
@@ -138,7 +132,7 @@ pub enum SessionEvent {
     MessageFinished {
         message_id: String,
         status: MessageStatus,
-        finish_reason: Option<String>,
+        finish_reason: Option<FinishReason>,
     },
     /// A finished message was undone by a restore, or redone.
     MessageStatusChanged {
@@ -212,7 +206,7 @@ pub enum SessionEvent {
     AgentProgress {
         message_id: String,
         steps_used: u32,
-        usage: Usage,
+        usage: TokenUsage,
     },
     /// The run ended, said in a sentence; steps that never ran say so.
     AgentEnded {

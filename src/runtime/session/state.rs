@@ -5,9 +5,10 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::agent::{AgentRun, AgentStep, Mode};
-use super::event::{ActionStatus, Alert, FixAttempt, MessageStatus, Preview, SessionEvent, Usage};
+use super::event::{ActionStatus, Alert, FixAttempt, MessageStatus, Preview, SessionEvent};
 use crate::runtime::action::ActionRef;
 use crate::runtime::build_result::BuildResult;
+use crate::runtime::llm::{FinishReason, TokenUsage};
 use crate::runtime::protocol::{ActionKind, Event, Id};
 
 /// The "Rivet" terminal keeps this much recent output for tabs that open later.
@@ -42,9 +43,9 @@ pub struct Message {
     pub role: Role,
     pub parts: Vec<Part>,
     pub status: MessageStatus,
-    pub usage: Option<Usage>,
+    pub usage: Option<TokenUsage>,
     pub notice: Option<String>,
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<FinishReason>,
     /// Set on a user message Rivet sent to have a failure fixed.
     #[serde(default)]
     pub automatic: Option<FixAttempt>,
@@ -253,7 +254,7 @@ impl SessionState {
                 finish_reason,
             } => self.update_message(message_id, |m| {
                 m.status = status.clone();
-                m.finish_reason.clone_from(finish_reason);
+                m.finish_reason = *finish_reason;
                 m.notice = None;
                 if let Some(run) = &mut m.agent {
                     run.close_open_steps();

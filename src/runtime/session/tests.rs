@@ -122,7 +122,7 @@ fn busy_while_streaming_or_running() {
     state.apply(&SessionEvent::MessageFinished {
         message_id: "m1".into(),
         status: MessageStatus::Complete,
-        finish_reason: Some("stop".into()),
+        finish_reason: Some(crate::runtime::llm::FinishReason::Stop),
     });
     assert!(state.is_busy(), "actions pending");
     for id in ["0", "1"] {

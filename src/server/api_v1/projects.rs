@@ -8,7 +8,6 @@ use serde::Deserialize;
 
 use super::V1Error;
 use crate::runtime::project::ProjectId;
-use crate::server::session::runtime_name;
 use crate::server::state::AppState;
 use crate::server::store::{ProjectListing, ProjectRow};
 
@@ -31,10 +30,7 @@ pub async fn list(
     Query(Search { q }): Query<Search>,
 ) -> Result<Json<Vec<ProjectListing>>, V1Error> {
     // Projects made by the IDE's "new project" join the store on first sight.
-    state
-        .store
-        .import_projects(&state.projects, &runtime_name(&state))
-        .await?;
+    state.store.import_projects(&state.projects).await?;
     Ok(Json(state.store.find_projects(&q).await?))
 }
 
@@ -52,7 +48,7 @@ pub async fn create(
         ));
     }
     let meta = state.projects.create(name)?;
-    let row = ProjectRow::from_meta(&meta, &runtime_name(&state));
+    let row = ProjectRow::from_meta(&meta, state.config.runtime.default);
     state.store.ensure_project(&row).await?;
     Ok((StatusCode::CREATED, Json(row)))
 }
@@ -75,7 +71,7 @@ pub async fn project(state: &AppState, id: &str) -> Result<ProjectRow, V1Error> 
     };
     let id = ProjectId::parse(id).map_err(|_| not_found())?;
     let meta = state.projects.get(&id)?;
-    let row = ProjectRow::from_meta(&meta, &runtime_name(state));
+    let row = ProjectRow::from_meta(&meta, state.config.runtime.default);
     state.store.ensure_project(&row).await?;
     state.store.project(&row.id).await?.ok_or_else(not_found)
 }

@@ -46,6 +46,7 @@ fn line(project: &ProjectListing) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::kind::RuntimeKind;
 
     #[test]
     fn a_line_shows_the_last_message_time_when_there_is_one() {
@@ -54,7 +55,7 @@ mod tests {
             name: "Todo app".into(),
             created_at: 0,
             updated_at: 0,
-            runtime: "sandbox".into(),
+            runtime: RuntimeKind::Sandbox,
             last_message_at: Some(951_782_400),
         };
         assert_eq!(line(&project), "abc\t2000-02-29 00:00\tTodo app");

@@ -25,8 +25,9 @@ use super::recording::RecordingRuntime;
 use super::saved::SavedAnswer;
 use super::turn::{self, Answer};
 use crate::runtime::llm::LlmError;
+use crate::runtime::llm::TokenUsage;
 use crate::runtime::protocol::Parser;
-use crate::runtime::session::{MessageStatus, Mode, SessionEvent, Usage};
+use crate::runtime::session::{MessageStatus, Mode, SessionEvent};
 use crate::server::agent::build::last_action_failures;
 use crate::server::agent::run::{Agent, AgentEnd, AgentSettings, LlmModel, Model, ModelStep};
 use crate::server::agent::tools::{OutputSink, ToolContext};
@@ -159,7 +160,7 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
     };
     history.push(ChatMessage::assistant(said));
     project.conversation().history = history;
-    saved.usage(to_usage(outcome.usage));
+    saved.usage(outcome.usage);
     finish(&project, &message_id, saved, &text, status);
 }
 
@@ -228,14 +229,6 @@ fn finish(
     });
 }
 
-fn to_usage(usage: crate::runtime::llm::TokenUsage) -> Usage {
-    Usage {
-        prompt_tokens: usage.prompt_tokens,
-        completion_tokens: usage.completion_tokens,
-        total_tokens: usage.total_tokens,
-    }
-}
-
 /// The model, counting steps and tokens live and noting a refusal of tools
 /// on the first request.
 struct Tracked {
@@ -248,7 +241,7 @@ struct Tracked {
 #[derive(Default)]
 struct Seen {
     steps: u32,
-    usage: Usage,
+    usage: TokenUsage,
     refused: Option<LlmError>,
 }
 
@@ -270,9 +263,7 @@ impl Model for Tracked {
             let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
             seen.steps += 1;
             if let Ok(ModelStep { usage: Some(u), .. }) = &result {
-                seen.usage.prompt_tokens += u.prompt_tokens;
-                seen.usage.completion_tokens += u.completion_tokens;
-                seen.usage.total_tokens += u.total_tokens;
+                seen.usage = seen.usage + *u;
             }
             if let Err(error) = &result
                 && seen.steps == 1

@@ -178,6 +178,7 @@ fn empty_answer(id: &str) -> MessageRow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::kind::RuntimeKind;
     use crate::server::llm::client::Role as ChatRole;
 
     fn row(id: &str, asked: Option<&str>, text: &str, status: MessageStatus) -> MessageRow {
@@ -305,13 +306,13 @@ mod tests {
     #[tokio::test]
     async fn reopening_a_project_flooded_before_the_limits_keeps_only_its_tail() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
+        let store = Store::new(dir.path(), RuntimeKind::Sandbox);
         let project = ProjectRow {
             id: "p".into(),
             name: "p".into(),
             created_at: 0,
             updated_at: 0,
-            runtime: "sandbox".into(),
+            runtime: RuntimeKind::Sandbox,
         };
         flooded(&store, &project, 3000).await;
         let restored = load(&store, &project).await.unwrap();

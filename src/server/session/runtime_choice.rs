@@ -20,7 +20,8 @@ pub enum RuntimeChoiceError {
 }
 
 /// The runtime the project runs on. A project the store does not know yet
-/// is recorded with `[runtime] default`.
+/// is recorded with `[runtime] default`; an unknown stored name reads as the
+/// default too (the store decides that, for every row it reads).
 pub async fn project_runtime(
     state: &AppState,
     id: &ProjectId,
@@ -35,15 +36,11 @@ async fn stored_runtime(
 ) -> Result<RuntimeKind, RuntimeChoiceError> {
     let row = project_row(state, id);
     state.store.ensure_project(&row).await?;
-    let stored = state
+    Ok(state
         .store
         .project(id.as_str())
         .await?
-        .map_or(row.runtime, |row| row.runtime);
-    Ok(RuntimeKind::parse(&stored).unwrap_or_else(|error| {
-        tracing::warn!(project = %id.as_str(), %error, "the stored runtime is unknown; using the default");
-        state.config.runtime.default
-    }))
+        .map_or(row.runtime, |row| row.runtime))
 }
 
 /// Moves the project to `runtime`; refused while an answer streams, since
@@ -62,7 +59,7 @@ pub async fn set_runtime(
     state.store.ensure_project(&project_row(state, id)).await?;
     state
         .store
-        .set_project_runtime(id.as_str(), runtime.as_str())
+        .set_project_runtime(id.as_str(), runtime)
         .await?;
     Ok(runtime)
 }
@@ -96,7 +93,7 @@ mod tests {
             let got = project_runtime(&state, &project.id).await.unwrap();
             assert_eq!(got, default);
             let row = state.store.project(project.id.as_str()).await.unwrap();
-            assert_eq!(row.unwrap().runtime, default.as_str());
+            assert_eq!(row.unwrap().runtime, default);
         }
     }
 
@@ -165,18 +162,36 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_unknown_stored_runtime_falls_back_to_the_default() {
+    async fn a_project_row_with_an_unknown_runtime_opens_with_the_default() {
         let (state, _data) = state(RuntimeKind::Webcontainer);
         let project = state.projects.create("p").unwrap();
-        project_runtime(&state, &project.id).await.unwrap();
-        state
-            .store
-            .set_project_runtime(project.id.as_str(), "docker")
+        let id = project.id.as_str();
+        set_runtime(&state, &project.id, RuntimeKind::Sandbox)
+            .await
+            .unwrap();
+        // A name this version does not know (a newer version's runtime, a
+        // hand-edited database): only SQL can write it now.
+        let pool = state.store.ready().await.unwrap();
+        sqlx::query("UPDATE projects SET runtime = 'docker' WHERE id = $1")
+            .bind(id)
+            .execute(pool)
             .await
             .unwrap();
         assert_eq!(
             project_runtime(&state, &project.id).await.unwrap(),
             RuntimeKind::Webcontainer
         );
+        assert_eq!(
+            description(&state, &project.id).await,
+            RuntimeDescription::WebContainer
+        );
+        let row = state.store.project(id).await.unwrap().unwrap();
+        assert_eq!(row.runtime, RuntimeKind::Webcontainer);
+        let listed = state.store.list_projects().await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].runtime, RuntimeKind::Webcontainer);
+        let found = state.store.find_projects("").await.unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].runtime, RuntimeKind::Webcontainer);
     }
 }

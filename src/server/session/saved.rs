@@ -3,7 +3,8 @@
 //! whole row is saved, final, before its end is published.
 
 use super::hub::Session;
-use crate::runtime::session::{MessageStatus, Role, Usage};
+use crate::runtime::llm::{FinishReason, TokenUsage};
+use crate::runtime::session::{MessageStatus, Role};
 use crate::server::store::MessageRow;
 
 pub struct SavedAnswer {
@@ -43,7 +44,7 @@ impl SavedAnswer {
         session.append_text(&self.row.id, text);
     }
 
-    pub fn usage(&mut self, usage: Usage) {
+    pub fn usage(&mut self, usage: TokenUsage) {
         self.row.usage = Some(usage);
     }
 
@@ -54,7 +55,7 @@ impl SavedAnswer {
         session: &Session,
         text: &str,
         status: &MessageStatus,
-        finish_reason: Option<String>,
+        finish_reason: Option<FinishReason>,
     ) {
         text.clone_into(&mut self.row.text);
         self.row.status = status.clone();

@@ -10,7 +10,7 @@ use super::project::{ProjectHandle, Unfinished};
 use super::saved::SavedAnswer;
 use crate::runtime::llm::{LlmError, LlmEvent};
 use crate::runtime::protocol::Parser;
-use crate::runtime::session::{Message, MessageStatus, SessionEvent, Usage};
+use crate::runtime::session::{Message, MessageStatus, SessionEvent};
 use crate::server::llm::LlmService;
 use crate::server::llm::client::{ChatMessage, ChatRequest, chat};
 use crate::server::llm::prompt::{ProjectFile, PromptContext, RuntimeDescription, UserEdit};
@@ -88,11 +88,6 @@ pub async fn run(
             }
         }
         LlmEvent::Usage(usage) => {
-            let usage = Usage {
-                prompt_tokens: usage.prompt_tokens,
-                completion_tokens: usage.completion_tokens,
-                total_tokens: usage.total_tokens,
-            };
             saved.usage(usage);
             publish(SessionEvent::Usage {
                 message_id: message_id.clone(),
@@ -118,9 +113,9 @@ pub async fn run(
         Ok(finish_reason) => {
             close_parser(&project, &message_id, parser);
             record_answer(&project, history, &text);
-            let finish_reason = Some(format!("{finish_reason:?}").to_lowercase());
+            let finish_reason = Some(finish_reason);
             let status = MessageStatus::Complete;
-            saved.finish(&project.session, &text, &status, finish_reason.clone());
+            saved.finish(&project.session, &text, &status, finish_reason);
             publish(SessionEvent::MessageFinished {
                 message_id,
                 status,

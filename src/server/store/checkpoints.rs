@@ -176,18 +176,19 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::kind::RuntimeKind;
     use crate::runtime::session::{MessageStatus, Role};
     use crate::server::store::{MessageRow, ProjectRow};
 
     async fn store_with(dir: &std::path::Path, id: &str) -> Store {
-        let store = Store::new(dir);
+        let store = Store::new(dir, RuntimeKind::Sandbox);
         store
             .ensure_project(&ProjectRow {
                 id: id.into(),
                 name: id.into(),
                 created_at: 1,
                 updated_at: 1,
-                runtime: "sandbox".into(),
+                runtime: RuntimeKind::Sandbox,
             })
             .await
             .unwrap();

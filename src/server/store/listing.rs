@@ -4,6 +4,7 @@
 use sqlx::Row;
 
 use super::{ProjectRow, Store, StoreError};
+use crate::runtime::kind::RuntimeKind;
 use crate::runtime::session::Envelope;
 
 /// The name a project has until someone (or its first message) names it.
@@ -20,7 +21,7 @@ pub struct ProjectListing {
     /// Seconds since the Unix epoch.
     pub created_at: i64,
     pub updated_at: i64,
-    pub runtime: String,
+    pub runtime: RuntimeKind,
     /// When the latest message was saved, if there is one.
     pub last_message_at: Option<i64>,
 }
@@ -43,7 +44,7 @@ impl Store {
         .bind(pattern)
         .fetch_all(pool)
         .await?;
-        Ok(rows.iter().map(listing_from).collect())
+        Ok(rows.iter().map(|row| self.listing_from(row)).collect())
     }
 
     /// Gives the project a new name; false when there is no such project.
@@ -159,14 +160,18 @@ fn like_pattern(search: &str) -> String {
     pattern
 }
 
-fn listing_from(row: &sqlx::sqlite::SqliteRow) -> ProjectListing {
-    ProjectListing {
-        id: row.get("id"),
-        name: row.get("name"),
-        created_at: row.get("created_at"),
-        updated_at: row.get("updated_at"),
-        runtime: row.get("runtime"),
-        last_message_at: row.get("last_message_at"),
+impl Store {
+    fn listing_from(&self, row: &sqlx::sqlite::SqliteRow) -> ProjectListing {
+        let id: String = row.get("id");
+        let runtime = self.runtime_of(&id, row.get("runtime"));
+        ProjectListing {
+            id,
+            name: row.get("name"),
+            created_at: row.get("created_at"),
+            updated_at: row.get("updated_at"),
+            runtime,
+            last_message_at: row.get("last_message_at"),
+        }
     }
 }
 

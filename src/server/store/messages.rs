@@ -3,7 +3,8 @@
 use sqlx::{Row, Sqlite, Transaction};
 
 use super::{Store, StoreError, now};
-use crate::runtime::session::{MessageStatus, Role, Usage};
+use crate::runtime::llm::{FinishReason, TokenUsage};
+use crate::runtime::session::{MessageStatus, Role};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct MessageRow {
@@ -14,8 +15,8 @@ pub struct MessageRow {
     /// For an answer: the user message it answers.
     pub asked: Option<String>,
     pub model: Option<String>,
-    pub usage: Option<Usage>,
-    pub finish_reason: Option<String>,
+    pub usage: Option<TokenUsage>,
+    pub finish_reason: Option<FinishReason>,
     pub status: MessageStatus,
 }
 
@@ -49,6 +50,29 @@ fn status_from(name: &str, detail: Option<String>) -> MessageStatus {
             was: Box::new(serde_json::from_str(&detail).unwrap_or(MessageStatus::Complete)),
         },
         _ => MessageStatus::Failed { error: detail },
+    }
+}
+
+/// The column holds the reason's serde name (older rows its lower-cased
+/// `Debug` text, which serde also accepts), so there is one spelling of each
+/// reason: the type's.
+fn finish_reason_text(reason: FinishReason) -> Option<String> {
+    match serde_json::to_value(reason) {
+        Ok(serde_json::Value::String(text)) => Some(text),
+        _ => None,
+    }
+}
+
+/// A reason this version does not know leaves the message without one
+/// rather than failing the conversation it belongs to.
+fn finish_reason_from(text: Option<String>) -> Option<FinishReason> {
+    let text = text?;
+    match serde_json::from_value(serde_json::Value::String(text)) {
+        Ok(reason) => Some(reason),
+        Err(error) => {
+            tracing::warn!(%error, "a stored finish reason is unknown; reading none");
+            None
+        }
     }
 }
 
@@ -114,7 +138,7 @@ fn message_from(row: &sqlx::sqlite::SqliteRow) -> MessageRow {
         asked: row.get("asked"),
         model: row.get("model"),
         usage: usage.and_then(|json| serde_json::from_str(&json).ok()),
-        finish_reason: row.get("finish_reason"),
+        finish_reason: finish_reason_from(row.get("finish_reason")),
         status: status_from(&status, row.get("status_detail")),
     }
 }
@@ -129,6 +153,7 @@ pub(super) async fn upsert(
         .usage
         .as_ref()
         .map(|usage| serde_json::to_string(usage).unwrap_or_default());
+    let finish_reason = message.finish_reason.and_then(finish_reason_text);
     sqlx::query(
         "INSERT INTO messages (project, id, position, role, text, asked, model, usage, \
          finish_reason, status, status_detail, updated_at) \
@@ -146,7 +171,7 @@ pub(super) async fn upsert(
     .bind(&message.asked)
     .bind(&message.model)
     .bind(usage)
-    .bind(&message.finish_reason)
+    .bind(finish_reason)
     .bind(status)
     .bind(detail)
     .bind(now())

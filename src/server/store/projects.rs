@@ -3,6 +3,7 @@
 use sqlx::Row;
 
 use super::{Store, StoreError};
+use crate::runtime::kind::RuntimeKind;
 use crate::server::projects::{ProjectMeta, Projects};
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -12,7 +13,7 @@ pub struct ProjectRow {
     /// Seconds since the Unix epoch.
     pub created_at: i64,
     pub updated_at: i64,
-    pub runtime: String,
+    pub runtime: RuntimeKind,
 }
 
 impl Store {
@@ -27,7 +28,7 @@ impl Store {
         .bind(&project.name)
         .bind(project.created_at)
         .bind(project.updated_at)
-        .bind(&project.runtime)
+        .bind(project.runtime.as_str())
         .execute(pool)
         .await?;
         Ok(done.rows_affected() > 0)
@@ -41,7 +42,7 @@ impl Store {
         .bind(id)
         .fetch_optional(pool)
         .await?;
-        Ok(row.as_ref().map(project_from))
+        Ok(row.as_ref().map(|row| self.project_from(row)))
     }
 
     /// Every project, the latest changed first.
@@ -53,23 +54,20 @@ impl Store {
         )
         .fetch_all(pool)
         .await?;
-        Ok(rows.iter().map(project_from).collect())
+        Ok(rows.iter().map(|row| self.project_from(row)).collect())
     }
 
     /// Records the projects whose directories hold a `project.json` (how
     /// projects were kept before the store) and are not recorded yet. A
-    /// `project.json` that cannot be read is reported and left out.
-    pub async fn import_projects(
-        &self,
-        projects: &Projects,
-        runtime: &str,
-    ) -> Result<usize, StoreError> {
+    /// `project.json` that cannot be read is reported and left out. They run
+    /// on `[runtime] default`.
+    pub async fn import_projects(&self, projects: &Projects) -> Result<usize, StoreError> {
         let mut imported = 0;
         for id in projects.ids() {
             match projects.get(&id) {
                 Ok(meta) => {
                     if self
-                        .ensure_project(&ProjectRow::from_meta(&meta, runtime))
+                        .ensure_project(&ProjectRow::from_meta(&meta, self.default_runtime))
                         .await?
                     {
                         imported += 1;
@@ -80,27 +78,39 @@ impl Store {
         }
         Ok(imported)
     }
+
+    /// The runtime a row names. The one place that decides what an unknown
+    /// name (a hand-edited database, a newer version's runtime) means: the
+    /// configured default, so neither the listing nor the project fails.
+    pub(super) fn runtime_of(&self, project: &str, stored: &str) -> RuntimeKind {
+        RuntimeKind::parse(stored).unwrap_or_else(|error| {
+            tracing::warn!(project, %error, "the stored runtime is unknown; using the default");
+            self.default_runtime
+        })
+    }
+
+    fn project_from(&self, row: &sqlx::sqlite::SqliteRow) -> ProjectRow {
+        let id: String = row.get("id");
+        let runtime = self.runtime_of(&id, row.get("runtime"));
+        ProjectRow {
+            id,
+            name: row.get("name"),
+            created_at: row.get("created_at"),
+            updated_at: row.get("updated_at"),
+            runtime,
+        }
+    }
 }
 
 impl ProjectRow {
-    pub fn from_meta(meta: &ProjectMeta, runtime: &str) -> ProjectRow {
+    pub fn from_meta(meta: &ProjectMeta, runtime: RuntimeKind) -> ProjectRow {
         let created = i64::try_from(meta.created).unwrap_or(i64::MAX);
         ProjectRow {
             id: meta.id.as_str().to_owned(),
             name: meta.name.clone(),
             created_at: created,
             updated_at: created,
-            runtime: runtime.to_owned(),
+            runtime,
         }
-    }
-}
-
-fn project_from(row: &sqlx::sqlite::SqliteRow) -> ProjectRow {
-    ProjectRow {
-        id: row.get("id"),
-        name: row.get("name"),
-        created_at: row.get("created_at"),
-        updated_at: row.get("updated_at"),
-        runtime: row.get("runtime"),
     }
 }

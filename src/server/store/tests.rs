@@ -5,7 +5,8 @@ use std::sync::Arc;
 use sqlx::Row;
 
 use super::*;
-use crate::runtime::session::{Envelope, Message, MessageStatus, Role, SessionEvent, Usage};
+use crate::runtime::llm::{FinishReason, TokenUsage};
+use crate::runtime::session::{Envelope, Message, MessageStatus, Role, SessionEvent};
 
 fn project(id: &str) -> ProjectRow {
     ProjectRow {
@@ -13,7 +14,7 @@ fn project(id: &str) -> ProjectRow {
         name: format!("project {id}"),
         created_at: 1_700_000_000,
         updated_at: 1_700_000_000,
-        runtime: "sandbox".to_owned(),
+        runtime: RuntimeKind::Sandbox,
     }
 }
 
@@ -31,7 +32,7 @@ fn answer(id: &str, text: &str, status: MessageStatus) -> MessageRow {
         text: text.to_owned(),
         asked: Some("build it".to_owned()),
         model: Some("rivet-replay".to_owned()),
-        usage: Some(Usage {
+        usage: Some(TokenUsage {
             prompt_tokens: 1,
             completion_tokens: 2,
             total_tokens: 3,
@@ -43,7 +44,7 @@ fn answer(id: &str, text: &str, status: MessageStatus) -> MessageRow {
 
 async fn store_with(id: &str) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(&dir.path().join("data"));
+    let store = Store::new(&dir.path().join("data"), RuntimeKind::Sandbox);
     store.ensure_project(&project(id)).await.unwrap();
     (dir, store)
 }
@@ -60,7 +61,7 @@ async fn write_events(store: &Store, id: &str, events: Vec<Arc<Envelope>>) {
 #[tokio::test]
 async fn migrations_create_the_database_in_an_empty_data_dir_with_wal_and_foreign_keys() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(&dir.path().join("new"));
+    let store = Store::new(&dir.path().join("new"), RuntimeKind::Sandbox);
     let pool = store.ready().await.unwrap();
     assert!(dir.path().join("new/rivet.db").is_file());
     let mode: String = sqlx::query("PRAGMA journal_mode")
@@ -76,7 +77,10 @@ async fn migrations_create_the_database_in_an_empty_data_dir_with_wal_and_foreig
         .get(0);
     assert_eq!(keys, 1);
     // Running them again (a restart) is a no-op.
-    Store::new(&dir.path().join("new")).ready().await.unwrap();
+    Store::new(&dir.path().join("new"), RuntimeKind::Sandbox)
+        .ready()
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -175,6 +179,38 @@ async fn a_message_row_is_updated_in_place_and_keeps_what_it_answers() {
 }
 
 #[tokio::test]
+async fn a_finish_reason_stored_as_debug_text_still_loads_from_the_messages_table() {
+    let (_dir, store) = store_with("p1").await;
+    let mut row = answer("m1", "done", MessageStatus::Complete);
+    row.finish_reason = Some(FinishReason::ToolCalls);
+    store.save_message("p1", &row).await.unwrap();
+    let pool = store.ready().await.unwrap();
+    let written: String = sqlx::query("SELECT finish_reason FROM messages WHERE id = 'm1'")
+        .fetch_one(pool)
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(written, "tool_calls");
+    // What earlier versions wrote (`format!("{:?}")`, lower-cased), what the
+    // plain `Debug` text would be, and a reason this version does not know.
+    for (stored, read) in [
+        ("toolcalls", Some(FinishReason::ToolCalls)),
+        ("contentfilter", Some(FinishReason::ContentFilter)),
+        ("Length", Some(FinishReason::Length)),
+        ("stop", Some(FinishReason::Stop)),
+        ("made_up", None),
+    ] {
+        sqlx::query("UPDATE messages SET finish_reason = $1 WHERE id = 'm1'")
+            .bind(stored)
+            .execute(pool)
+            .await
+            .unwrap();
+        let rows = store.messages("p1").await.unwrap();
+        assert_eq!(rows[0].finish_reason, read, "{stored}");
+    }
+}
+
+#[tokio::test]
 async fn messages_are_ordered_by_number_not_by_text() {
     let (_dir, store) = store_with("p1").await;
     for id in ["m10", "m2", "m1"] {
@@ -225,15 +261,9 @@ async fn project_json_files_are_imported_once_and_a_corrupt_one_is_skipped() {
     let old = projects.create("kept in project.json").unwrap();
     let bad = projects.create("bad").unwrap();
     std::fs::write(projects.dir(&bad.id).join("project.json"), b"{\"id\":").unwrap();
-    let store = Store::new(dir.path());
-    assert_eq!(
-        store.import_projects(&projects, "sandbox").await.unwrap(),
-        1
-    );
-    assert_eq!(
-        store.import_projects(&projects, "sandbox").await.unwrap(),
-        0
-    );
+    let store = Store::new(dir.path(), RuntimeKind::Sandbox);
+    assert_eq!(store.import_projects(&projects).await.unwrap(), 1);
+    assert_eq!(store.import_projects(&projects).await.unwrap(), 0);
     let listed = store.list_projects().await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].id, old.id.as_str());
@@ -300,7 +330,7 @@ async fn streamed_text_is_appended_to_the_stored_answer_in_order() {
 #[tokio::test]
 async fn concurrent_read_then_write_transactions_do_not_fail_with_database_is_locked() {
     let (dir, first) = store_with("p1").await;
-    let second = Store::new(&dir.path().join("data"));
+    let second = Store::new(&dir.path().join("data"), RuntimeKind::Sandbox);
     second.ready().await.unwrap();
     let mut tasks = Vec::new();
     for i in 0..40 {

@@ -23,7 +23,7 @@ impl Store {
         .bind(&project.name)
         .bind(project.created_at)
         .bind(project.updated_at)
-        .bind(&project.runtime)
+        .bind(project.runtime.as_str())
         .execute(&mut *tx)
         .await?;
         for message in messages {

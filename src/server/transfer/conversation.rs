@@ -7,7 +7,8 @@ use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
 
 use super::TransferError;
-use crate::runtime::session::{Envelope, MessageStatus, Role, Usage};
+use crate::runtime::llm::{FinishReason, TokenUsage};
+use crate::runtime::session::{Envelope, MessageStatus, Role};
 use crate::server::store::MessageRow;
 
 /// The value of `format`.
@@ -43,9 +44,9 @@ pub struct ExportedMessage {
     #[serde(default)]
     pub model: Option<String>,
     #[serde(default)]
-    pub usage: Option<Usage>,
+    pub usage: Option<TokenUsage>,
     #[serde(default)]
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<FinishReason>,
     pub status: MessageStatus,
 }
 

@@ -1,5 +1,6 @@
-use super::super::{Message, Part, SessionEvent, SessionState, Touched, Usage};
+use super::super::{Message, Part, SessionEvent, SessionState, Touched};
 use super::*;
+use crate::runtime::llm::TokenUsage;
 
 fn step(id: &str, status: StepStatus) -> AgentStep {
     AgentStep {
@@ -64,7 +65,7 @@ fn progress_and_end_are_kept_and_open_steps_become_not_run() {
     let mut state = agent_answer();
     state.apply(&step_event(step("m2-a", StepStatus::Done)));
     state.apply(&step_event(step("m2-b", StepStatus::Waiting)));
-    let usage = Usage {
+    let usage = TokenUsage {
         prompt_tokens: 10,
         completion_tokens: 5,
         total_tokens: 15,

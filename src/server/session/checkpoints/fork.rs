@@ -10,7 +10,6 @@ use crate::server::checkpoint::CheckpointError;
 use crate::server::checkpoint::git::{GitError, Repo};
 use crate::server::projects::ProjectError;
 use crate::server::session::api::{ApiError, open_in};
-use crate::server::session::runtime_name;
 use crate::server::state::AppState;
 use crate::server::store::{CheckpointKind, MessageRow, ProjectRow};
 
@@ -63,7 +62,7 @@ pub async fn fork(
         .await?
         .map_or_else(|| source.to_owned(), |p| p.name);
     let meta = state.projects.create(&format!("{name} (fork)"))?;
-    let row = ProjectRow::from_meta(&meta, &runtime_name(state));
+    let row = ProjectRow::from_meta(&meta, state.config.runtime.default);
     state.store.ensure_project(&row).await?;
     let repo = checkpoints
         .repo()

@@ -129,14 +129,15 @@ fn the_request_quotes_the_failure_and_its_files() {
 
 #[test]
 fn only_an_answer_that_ended_by_itself_is_followed() {
-    use crate::runtime::session::{MessageStatus, SessionEvent, Usage};
+    use crate::runtime::llm::TokenUsage;
+    use crate::runtime::session::{MessageStatus, SessionEvent};
     let mut state = SessionState::default();
     state.apply(&SessionEvent::MessageAdded {
         message: Message::assistant("m2"),
     });
     state.apply(&SessionEvent::Usage {
         message_id: "m2".into(),
-        usage: Usage {
+        usage: TokenUsage {
             prompt_tokens: 30,
             completion_tokens: 12,
             total_tokens: 42,

@@ -6,18 +6,19 @@ use std::time::Duration;
 use futures::StreamExt;
 
 use super::*;
+use crate::runtime::kind::RuntimeKind;
 use crate::server::store::{OUTPUT_EVENT_MAX, ProjectRow, dropped_line};
 
 async fn stored() -> (tempfile::TempDir, Store, Arc<Session>) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(dir.path());
+    let store = Store::new(dir.path(), RuntimeKind::Sandbox);
     store
         .ensure_project(&ProjectRow {
             id: "p".into(),
             name: "p".into(),
             created_at: 0,
             updated_at: 0,
-            runtime: "sandbox".into(),
+            runtime: RuntimeKind::Sandbox,
         })
         .await
         .unwrap();

@@ -12,7 +12,7 @@ fn row(id: &str, name: &str, updated_at: i64) -> ProjectRow {
         name: name.to_owned(),
         created_at: 1_700_000_000,
         updated_at,
-        runtime: "sandbox".to_owned(),
+        runtime: RuntimeKind::Sandbox,
     }
 }
 
@@ -31,7 +31,7 @@ fn user(id: &str, text: &str) -> MessageRow {
 
 async fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(&dir.path().join("data"));
+    let store = Store::new(&dir.path().join("data"), RuntimeKind::Sandbox);
     store
         .ensure_project(&row("old", "Weather app", 100))
         .await
