@@ -12,14 +12,16 @@ const root = path.resolve(__dirname, '..');
 // of its own: an IDE, a scripted provider, a port for tests that start their
 // own server, and a data directory. A worker never sees another's projects or
 // queued faults. Workers load this file again, with TEST_PARALLEL_INDEX set,
-// and pick their slot here. One worker by default: on a 2-core machine, two
-// workers failed five tests that build and run apps (agent, fix loop, shell,
-// WebContainer double), a cause not yet found.
+// and pick their slot here. One worker by default until two are measured
+// stable on a 2-core machine.
 const workers = Number(process.env.RIVET_E2E_WORKERS ?? 1);
 const basePort = Number(process.env.RIVET_E2E_PORT ?? 3190);
 // Made once: the workers inherit the runner's environment.
 const dataRoot = process.env.RIVET_E2E_DATA_ROOT ?? fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-'));
 process.env.RIVET_E2E_DATA_ROOT = dataRoot;
+// mkdtemp makes it 0700; the sandboxes' user must pass through it to reach
+// each slot's projects (Rivet opens the data directory itself, not its parent).
+fs.chmodSync(dataRoot, 0o755);
 
 function slot(index: number) {
   const port = basePort + 10 * index;
