@@ -5,32 +5,16 @@
 
 use super::checkpoints;
 use crate::runtime::project::ProjectId;
-use crate::runtime::session::{MessageStatus, Role, SessionEvent};
+use crate::runtime::session::SessionEvent;
 use crate::server::checkpoint::CheckpointError;
 use crate::server::checkpoint::git::{GitError, Repo};
 use crate::server::projects::ProjectError;
 use crate::server::session::api::{ApiError, open_in};
 use crate::server::state::AppState;
-use crate::server::store::{CheckpointKind, MessageRow, ProjectRow};
+use crate::server::store::{CheckpointKind, ProjectRow};
 
 fn number(message_id: &str) -> i64 {
     message_id.trim_start_matches('m').parse().unwrap_or(0)
-}
-
-/// The answer `message_id`, which must be finished and not undone.
-fn answer<'a>(messages: &'a [MessageRow], message_id: &str) -> Result<&'a MessageRow, ApiError> {
-    let message = messages
-        .iter()
-        .find(|m| m.id == message_id)
-        .ok_or_else(|| CheckpointError::MessageNotFound(message_id.to_owned()))?;
-    if message.role != Role::Assistant {
-        return Err(CheckpointError::NotAnAnswer(message_id.to_owned()).into());
-    }
-    match message.status {
-        MessageStatus::Undone { .. } => Err(CheckpointError::Undone(message_id.to_owned()).into()),
-        MessageStatus::Streaming => Err(ApiError::Busy),
-        _ => Ok(message),
-    }
 }
 
 /// Makes the fork of `project` as of answer `message_id` and returns its row.
@@ -45,7 +29,7 @@ pub async fn fork(
     handle.session.flush().await;
     let source = handle.id.as_str();
     let messages = state.store.messages(source).await?;
-    let position = answer(&messages, message_id)?.position();
+    let position = messages[super::rewind::find_answer(&messages, message_id)?].position();
     let target = state
         .store
         .checkpoint_for(source, CheckpointKind::Answer, message_id)

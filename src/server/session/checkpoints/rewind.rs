@@ -51,7 +51,7 @@ fn ensure_idle(handle: &ProjectHandle) -> Result<(), ApiError> {
 }
 
 /// The index of answer `message_id` in `messages`, which must not be undone.
-fn find_answer(messages: &[MessageRow], message_id: &str) -> Result<usize, ApiError> {
+pub(super) fn find_answer(messages: &[MessageRow], message_id: &str) -> Result<usize, ApiError> {
     let index = messages
         .iter()
         .position(|m| m.id == message_id)
