@@ -1,5 +1,6 @@
-//! Recognising the four bolt tags in a stream, one byte at a time, with state
-//! that survives chunk boundaries; and reading a complete tag's attributes.
+//! Recognising the bolt tags (and the file tags of other builders) in a
+//! stream, one byte at a time, with state that survives chunk boundaries; and
+//! reading a complete tag's attributes.
 
 use super::content::decode_entities;
 
@@ -10,6 +11,20 @@ pub(super) enum TagName {
     CloseArtifact,
     OpenAction,
     CloseAction,
+    OpenForeign(Foreign),
+    CloseForeign(Foreign),
+}
+
+/// Other builders' tags that write a file, which models trained on them
+/// write instead of a `boltAction`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Foreign {
+    /// Dyad's `<dyad-write path=…>`.
+    DyadWrite,
+    /// `<file path=…>`.
+    File,
+    /// Lovable's `<lov-write file_path=…>`.
+    LovWrite,
 }
 
 impl TagName {
@@ -20,11 +35,20 @@ impl TagName {
             TagName::CloseArtifact => b"</boltArtifact",
             TagName::OpenAction => b"<boltAction",
             TagName::CloseAction => b"</boltAction",
+            TagName::OpenForeign(Foreign::DyadWrite) => b"<dyad-write",
+            TagName::CloseForeign(Foreign::DyadWrite) => b"</dyad-write",
+            TagName::OpenForeign(Foreign::File) => b"<file",
+            TagName::CloseForeign(Foreign::File) => b"</file",
+            TagName::OpenForeign(Foreign::LovWrite) => b"<lov-write",
+            TagName::CloseForeign(Foreign::LovWrite) => b"</lov-write",
         }
     }
 
     fn is_closing(self) -> bool {
-        matches!(self, TagName::CloseArtifact | TagName::CloseAction)
+        matches!(
+            self,
+            TagName::CloseArtifact | TagName::CloseAction | TagName::CloseForeign(_)
+        )
     }
 }
 
@@ -86,6 +110,19 @@ impl HeldTag {
     /// Stops holding; the held text stays readable until the next `start`.
     pub(super) fn stop(&mut self) {
         self.phase = None;
+    }
+
+    /// The held text, taken out to be read again as ordinary input; hand
+    /// it back with [`HeldTag::give_back`] to keep its allocation.
+    pub(super) fn take_text(&mut self) -> String {
+        std::mem::take(&mut self.bytes)
+    }
+
+    pub(super) fn give_back(&mut self, mut bytes: String) {
+        if self.bytes.is_empty() {
+            bytes.clear();
+            self.bytes = bytes;
+        }
     }
 
     /// Feeds input that follows the held bytes. `listens` are the tags the
@@ -302,6 +339,14 @@ impl TagAttributes {
     /// Takes the value of an attribute out, leaving the unknown ones.
     pub(super) fn take(&mut self, key: &str) -> Option<String> {
         let index = self.pairs.iter().position(|(k, _)| k == key)?;
+        Some(self.pairs.remove(index).1)
+    }
+
+    /// Takes out the first attribute whose name, in any letter case, is one
+    /// of `keys`.
+    pub(super) fn take_any(&mut self, keys: &[&str]) -> Option<String> {
+        let index = (self.pairs.iter())
+            .position(|(k, _)| keys.iter().any(|key| k.eq_ignore_ascii_case(key)))?;
         Some(self.pairs.remove(index).1)
     }
 }
