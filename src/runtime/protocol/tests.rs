@@ -7,6 +7,7 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 
+mod recovery;
 
 /// Runs the parser over `chunks` and returns every event.
 pub(super) fn run(chunks: &[&str]) -> Vec<Event> {
