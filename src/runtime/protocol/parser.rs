@@ -24,7 +24,7 @@ use super::event::{Action, ActionKind, Artifact, Attributes, Event, SupabaseOper
 use super::id::Id;
 use super::recovery::Recovery;
 use super::slip::elision::elided;
-use super::tag::{Foreign, HeldTag, Step, TagAttributes, TagName};
+use super::tag::{HeldTag, Step, TagAttributes, TagName};
 use escaped::Escaped;
 use fence_body::FenceBody;
 use prose::Prose;
@@ -41,17 +41,17 @@ const MISSPELT_PATHS: &[&str] = &["filepath", "file_path", "path", "file", "file
 const TEXT_TAGS: &[TagName] = &[
     TagName::OpenArtifact,
     TagName::OpenAction,
-    TagName::OpenForeign(Foreign::DyadWrite),
-    TagName::OpenForeign(Foreign::File),
-    TagName::OpenForeign(Foreign::LovWrite),
+    TagName::OpenDyadWrite,
+    TagName::OpenFile,
+    TagName::OpenLovWrite,
 ];
 
 const ARTIFACT_TAGS: &[TagName] = &[
     TagName::OpenAction,
     TagName::CloseArtifact,
-    TagName::OpenForeign(Foreign::DyadWrite),
-    TagName::OpenForeign(Foreign::File),
-    TagName::OpenForeign(Foreign::LovWrite),
+    TagName::OpenDyadWrite,
+    TagName::OpenFile,
+    TagName::OpenLovWrite,
 ];
 
 /// Parses one model message, fed as deltas.
@@ -122,8 +122,9 @@ struct OpenAction {
 /// What closes an action.
 #[derive(Debug)]
 enum End {
-    Tag(TagName),
-    Fence(FenceBody),
+    /// The tag it listens for.
+    Tag(&'static [TagName]),
+    Fence(Box<FenceBody>),
 }
 
 /// Where the parser is once the action closes.
@@ -212,7 +213,14 @@ impl State {
 
 impl Machine {
     fn push(&mut self, chunk: &str, emit: &mut impl FnMut(Event)) {
-        self.drive(chunk, emit);
+        // One call to `feed` reads a chunk whole unless the escape mode
+        // changes in it: the common case costs no more than `feed` itself.
+        let used = if self.escaped.on {
+            0
+        } else {
+            self.feed(chunk, emit)
+        };
+        self.drive(&chunk[used..], emit);
         self.flush(emit);
     }
 
@@ -234,7 +242,7 @@ impl Machine {
             State::Text => TEXT_TAGS,
             State::Artifact { .. } => ARTIFACT_TAGS,
             State::Action { action, .. } => match action.end {
-                End::Tag(name) => closing(name),
+                End::Tag(closer) => closer,
                 End::Fence(_) => &[],
             },
             State::Withheld(_) => &[TagName::CloseAction],
@@ -242,48 +250,92 @@ impl Machine {
     }
 
     /// Feeds input read as written; returns how much it took, which is less
-    /// than all when the escape mode changed.
+    /// than all when the escape mode changed. Kept small: nearly all of a
+    /// long answer is the content of actions in the format, read here as
+    /// tightly as before recovery; the rest is in functions of its own.
+    #[inline(always)]
     fn feed(&mut self, input: &str, emit: &mut impl FnMut(Event)) -> usize {
         let mut at = 0;
         while at < input.len() {
             let rest = &input[at..];
             if self.held.is_active() {
-                match self.held.feed(rest, self.listens(), MAX_HELD_TAG) {
+                let step = self.held.feed(rest, self.listens(), MAX_HELD_TAG);
+                match step {
                     Step::NeedMore => return input.len(),
                     Step::Tag { name, consumed } => {
-                        self.held.stop();
-                        self.on_tag(name, emit);
                         at += consumed;
+                        if self.tag(name, emit) {
+                            return at;
+                        }
                     }
                     Step::NotATag { consumed } => {
-                        self.release_held(emit);
                         at += consumed;
+                        if self.not_a_tag(emit) {
+                            return at;
+                        }
                     }
                 }
-                if self.escaped.ends(&self.state, &self.held) {
-                    return at;
-                }
-                continue;
-            }
-            let lt = if self.listens().is_empty() {
-                None
+            } else if let State::Action { action, .. } = &mut self.state
+                && let End::Tag(_) = action.end
+            {
+                let Some(lt) = find_lt(rest) else {
+                    action.raw.push_str(rest);
+                    return input.len();
+                };
+                action.raw.push_str(&rest[..lt]);
+                self.held.start();
+                at += lt + 1;
             } else {
-                find_lt(rest)
-            };
-            let end = lt.unwrap_or(rest.len());
-            match self.plain(&rest[..end], true, emit) {
-                Taken::All => {
-                    at += end;
-                    if lt.is_some() {
-                        self.held.start();
-                        at += 1;
-                    }
+                match self.feed_other(rest, emit) {
+                    Ok(used) => at += used,
+                    Err(used) => return at + used,
                 }
-                Taken::Part(used) => at += used,
-                Taken::Escape(used) => return at + used,
             }
         }
         at
+    }
+
+    /// A whole tag; true when it ends the escaped tags.
+    #[inline(never)]
+    fn tag(&mut self, name: TagName, emit: &mut impl FnMut(Event)) -> bool {
+        self.held.stop();
+        self.on_tag(name, emit);
+        self.escaped.ends(&self.state, &self.held)
+    }
+
+    /// A held `<` that was not a tag; true when that ends the escaped tags.
+    fn not_a_tag(&mut self, emit: &mut impl FnMut(Event)) -> bool {
+        self.held.stop();
+        match &mut self.state {
+            // The common case (a `<` in a file's content) copies nothing.
+            State::Action { action, .. } if matches!(action.end, End::Tag(_)) => {
+                action.raw.push_str(self.held.text());
+                false
+            }
+            _ => self.release_elsewhere(emit),
+        }
+    }
+
+    /// Input outside an action's content (text, between actions, a fence,
+    /// a withheld command): `Ok` with how much it took (the state may have
+    /// changed), `Err` when an escaped tag began there.
+    #[inline(never)]
+    fn feed_other(&mut self, rest: &str, emit: &mut impl FnMut(Event)) -> Result<usize, usize> {
+        let lt = if self.listens().is_empty() {
+            None
+        } else {
+            find_lt(rest)
+        };
+        let end = lt.unwrap_or(rest.len());
+        match self.plain(&rest[..end], true, emit) {
+            Taken::All if lt.is_some() => {
+                self.held.start();
+                Ok(end + 1)
+            }
+            Taken::All => Ok(end),
+            Taken::Part(used) => Ok(used),
+            Taken::Escape(used) => Err(used),
+        }
     }
 
     /// Ordinary input: shown text, an action's content, or (inside an
@@ -318,17 +370,25 @@ impl Machine {
     fn release_held(&mut self, emit: &mut impl FnMut(Event)) {
         self.held.stop();
         match &mut self.state {
-            // The common case (a `<` in a file's content) copies nothing.
             State::Action { action, .. } if matches!(action.end, End::Tag(_)) => {
                 action.raw.push_str(self.held.text());
             }
-            State::Artifact { .. } => {}
             _ => {
-                let text = self.held.take_text();
-                self.replay(&text, emit);
-                self.held.give_back(text);
+                self.release_elsewhere(emit);
             }
         }
+    }
+
+    /// Released held text outside an action's content is read again as
+    /// ordinary input; true when that ends the escaped tags.
+    #[inline(never)]
+    fn release_elsewhere(&mut self, emit: &mut impl FnMut(Event)) -> bool {
+        if !matches!(self.state, State::Artifact { .. }) {
+            let text = self.held.take_text();
+            self.replay(&text, emit);
+            self.held.give_back(text);
+        }
+        self.escaped.ends(&self.state, &self.held)
     }
 
     fn flush(&mut self, emit: &mut impl FnMut(Event)) {
@@ -358,16 +418,16 @@ impl Machine {
         match (std::mem::replace(&mut self.state, State::Text), name) {
             (State::Text, TagName::OpenArtifact) => self.open_artifact(emit),
             (State::Text, TagName::OpenAction) => self.loose_action(emit),
-            (State::Text, TagName::OpenForeign(foreign)) => {
-                self.foreign(foreign, Parent::Recovered, emit);
+            (State::Text, name) if name.is_foreign() => {
+                self.foreign(name, Parent::Recovered, emit);
             }
             (State::Artifact { id, .. }, TagName::CloseArtifact) => {
                 emit(Event::ArtifactClose { id });
             }
             (State::Artifact { id, how }, TagName::OpenAction) => self.open_action(id, how, emit),
-            (State::Artifact { id, how }, TagName::OpenForeign(foreign)) => {
+            (State::Artifact { id, how }, name) if name.is_foreign() => {
                 self.state = State::Artifact { id, how };
-                self.foreign(foreign, Parent::Artifact(how), emit);
+                self.foreign(name, Parent::Artifact(how), emit);
             }
             (
                 State::Action {
@@ -426,7 +486,7 @@ impl Machine {
             raw: String::new(),
             delivered: 0,
             recovery: how.or(misspelt.then_some(Recovery::MisspeltAttribute)),
-            end: End::Tag(TagName::CloseAction),
+            end: End::Tag(TagName::OpenAction.closer()),
             parent: Parent::Artifact(how),
             decoded: self.escaped.on,
         };
@@ -523,16 +583,6 @@ impl Machine {
                 recovery: action.recovery,
             }),
         });
-    }
-}
-
-/// The tag that closes an action ended by `name`, as a list to listen for.
-fn closing(name: TagName) -> &'static [TagName] {
-    match name {
-        TagName::CloseForeign(Foreign::DyadWrite) => &[TagName::CloseForeign(Foreign::DyadWrite)],
-        TagName::CloseForeign(Foreign::File) => &[TagName::CloseForeign(Foreign::File)],
-        TagName::CloseForeign(Foreign::LovWrite) => &[TagName::CloseForeign(Foreign::LovWrite)],
-        _ => &[TagName::CloseAction],
     }
 }
 

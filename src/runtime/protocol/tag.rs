@@ -4,27 +4,22 @@
 
 use super::content::decode_entities;
 
-/// The tags of the protocol. Each parser state listens for some of them.
+/// The tags of the protocol, and other builders' file tags (`dyad-write`,
+/// `file`, `lov-write`), which models trained on them write instead of a
+/// `boltAction`. Each parser state listens for some of them. A plain enum:
+/// the tag reader looks at it for every byte of a held tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum TagName {
     OpenArtifact,
     CloseArtifact,
     OpenAction,
     CloseAction,
-    OpenForeign(Foreign),
-    CloseForeign(Foreign),
-}
-
-/// Other builders' tags that write a file, which models trained on them
-/// write instead of a `boltAction`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Foreign {
-    /// Dyad's `<dyad-write path=…>`.
-    DyadWrite,
-    /// `<file path=…>`.
-    File,
-    /// Lovable's `<lov-write file_path=…>`.
-    LovWrite,
+    OpenDyadWrite,
+    CloseDyadWrite,
+    OpenFile,
+    CloseFile,
+    OpenLovWrite,
+    CloseLovWrite,
 }
 
 impl TagName {
@@ -35,20 +30,42 @@ impl TagName {
             TagName::CloseArtifact => b"</boltArtifact",
             TagName::OpenAction => b"<boltAction",
             TagName::CloseAction => b"</boltAction",
-            TagName::OpenForeign(Foreign::DyadWrite) => b"<dyad-write",
-            TagName::CloseForeign(Foreign::DyadWrite) => b"</dyad-write",
-            TagName::OpenForeign(Foreign::File) => b"<file",
-            TagName::CloseForeign(Foreign::File) => b"</file",
-            TagName::OpenForeign(Foreign::LovWrite) => b"<lov-write",
-            TagName::CloseForeign(Foreign::LovWrite) => b"</lov-write",
+            TagName::OpenDyadWrite => b"<dyad-write",
+            TagName::CloseDyadWrite => b"</dyad-write",
+            TagName::OpenFile => b"<file",
+            TagName::CloseFile => b"</file",
+            TagName::OpenLovWrite => b"<lov-write",
+            TagName::CloseLovWrite => b"</lov-write",
         }
     }
 
     fn is_closing(self) -> bool {
         matches!(
             self,
-            TagName::CloseArtifact | TagName::CloseAction | TagName::CloseForeign(_)
+            TagName::CloseArtifact
+                | TagName::CloseAction
+                | TagName::CloseDyadWrite
+                | TagName::CloseFile
+                | TagName::CloseLovWrite
         )
+    }
+
+    /// Another builder's opening file tag.
+    pub(super) fn is_foreign(self) -> bool {
+        matches!(
+            self,
+            TagName::OpenDyadWrite | TagName::OpenFile | TagName::OpenLovWrite
+        )
+    }
+
+    /// What closes an action this tag opens, as a list to listen for.
+    pub(super) fn closer(self) -> &'static [TagName] {
+        match self {
+            TagName::OpenDyadWrite => &[TagName::CloseDyadWrite],
+            TagName::OpenFile => &[TagName::CloseFile],
+            TagName::OpenLovWrite => &[TagName::CloseLovWrite],
+            _ => &[TagName::CloseAction],
+        }
     }
 }
 

@@ -32,6 +32,7 @@ impl Escaped {
 impl Machine {
     /// Feeds escaped input; returns how much it took, which is less than all
     /// when decoding ended and the rest is to be read as written.
+    #[inline(never)]
     pub(super) fn feed_escaped(&mut self, input: &str, emit: &mut impl FnMut(Event)) -> usize {
         let mut at = 0;
         while at < input.len() && self.escaped.on {

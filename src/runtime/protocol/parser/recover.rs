@@ -10,7 +10,7 @@ use crate::runtime::protocol::id::Id;
 use crate::runtime::protocol::recovery::Recovery;
 use crate::runtime::protocol::slip::fence::FenceOpen;
 use crate::runtime::protocol::slip::shell::{self, Command};
-use crate::runtime::protocol::tag::{Foreign, TagAttributes, TagName};
+use crate::runtime::protocol::tag::{TagAttributes, TagName};
 
 /// The title of the artifact recovered actions go into.
 const RECOVERED_TITLE: &str = "Recovered from the answer";
@@ -63,15 +63,15 @@ impl Machine {
         }
     }
 
-    /// A recovered action, opened in the recovered artifact.
-    fn open_loose(
+    /// A recovered action, for the recovered artifact unless said otherwise.
+    fn recovered_action(
         &mut self,
         kind: ActionKind,
         attributes: Attributes,
         recovery: Recovery,
         end: End,
-    ) -> (Id, OpenAction) {
-        let action = OpenAction {
+    ) -> OpenAction {
+        OpenAction {
             id: self.next_action_id(),
             kind,
             attributes,
@@ -82,11 +82,7 @@ impl Machine {
             end,
             parent: Parent::Recovered,
             decoded: self.escaped.on,
-        };
-        (
-            self.recovered.clone().unwrap_or_else(|| Id::from("")),
-            action,
-        )
+        }
     }
 
     /// A fence that is a file: its content streams into a file action.
@@ -98,12 +94,12 @@ impl Machine {
         emit: &mut impl FnMut(Event),
     ) {
         self.prose.after_block();
-        self.recovered_artifact(emit);
+        let artifact_id = self.recovered_artifact(emit);
         let kind = ActionKind::File {
             file_path: normalize_path(path),
         };
-        let end = End::Fence(FenceBody::new(open));
-        let (artifact_id, action) = self.open_loose(kind, Attributes::new(), how, end);
+        let end = End::Fence(Box::new(FenceBody::new(open)));
+        let action = self.recovered_action(kind, Attributes::new(), how, end);
         self.start(artifact_id, action, false, emit);
     }
 
@@ -118,9 +114,9 @@ impl Machine {
         let pairs: Attributes = attributes.pairs.drain(..).collect();
         match kind {
             ActionKind::File { .. } | ActionKind::Edit { .. } if error.is_none() => {
-                self.recovered_artifact(emit);
-                let end = End::Tag(TagName::CloseAction);
-                let (artifact_id, action) = self.open_loose(kind, pairs, recovery, end);
+                let artifact_id = self.recovered_artifact(emit);
+                let end = End::Tag(TagName::OpenAction.closer());
+                let action = self.recovered_action(kind, pairs, recovery, end);
                 self.start(artifact_id, action, attributes.self_closing, emit);
             }
             ActionKind::Shell | ActionKind::Start | ActionKind::Build => {
@@ -153,14 +149,9 @@ impl Machine {
 
     /// Another builder's file tag, in the text or in an artifact: a file
     /// when it names a path; else text (or, in an artifact, nothing).
-    pub(super) fn foreign(
-        &mut self,
-        foreign: Foreign,
-        parent: Parent,
-        emit: &mut impl FnMut(Event),
-    ) {
+    pub(super) fn foreign(&mut self, name: TagName, parent: Parent, emit: &mut impl FnMut(Event)) {
         let tag = self.held.text().to_owned();
-        let mut attributes = TagAttributes::parse(&tag, TagName::OpenForeign(foreign));
+        let mut attributes = TagAttributes::parse(&tag, name);
         let path = (attributes.take_any(FOREIGN_PATHS))
             .map(|p| normalize_path(&p))
             .filter(|p| !p.is_empty());
@@ -172,25 +163,19 @@ impl Machine {
         };
         let kind = ActionKind::File { file_path };
         let pairs: Attributes = attributes.pairs.drain(..).collect();
-        let end = End::Tag(TagName::CloseForeign(foreign));
-        let (artifact_id, mut action) = match parent {
-            Parent::Recovered => {
-                self.recovered_artifact(emit);
-                let recovery = self.tag_recovery(Recovery::ForeignTag);
-                self.open_loose(kind, pairs, recovery, end)
+        let end = End::Tag(name.closer());
+        let (artifact_id, recovery) = match (parent, &self.state) {
+            (Parent::Recovered, _) => (
+                self.recovered_artifact(emit),
+                self.tag_recovery(Recovery::ForeignTag),
+            ),
+            (Parent::Artifact(how), State::Artifact { id, .. }) => {
+                (id.clone(), how.unwrap_or(Recovery::ForeignTag))
             }
-            Parent::Artifact(how) => {
-                let State::Artifact { id, .. } = &self.state else {
-                    return;
-                };
-                let id = id.clone();
-                let (_, mut action) = self.open_loose(kind, pairs, Recovery::ForeignTag, end);
-                action.recovery = Some(how.unwrap_or(Recovery::ForeignTag));
-                action.parent = parent;
-                (id, action)
-            }
+            (Parent::Artifact(_), _) => return,
         };
-        action.decoded = self.escaped.on;
+        let mut action = self.recovered_action(kind, pairs, recovery, end);
+        action.parent = parent;
         self.start(artifact_id, action, attributes.self_closing, emit);
     }
 
@@ -236,10 +221,9 @@ impl Machine {
         recovery: Recovery,
         emit: &mut impl FnMut(Event),
     ) {
-        self.recovered_artifact(emit);
-        let end = End::Tag(TagName::CloseAction);
-        let (artifact_id, mut action) =
-            self.open_loose(withheld.kind, withheld.attributes, recovery, end);
+        let artifact_id = self.recovered_artifact(emit);
+        let end = End::Tag(TagName::OpenAction.closer());
+        let mut action = self.recovered_action(withheld.kind, withheld.attributes, recovery, end);
         action.decoded = withheld.decoded;
         action.raw = withheld.raw;
         self.start(artifact_id.clone(), action, false, emit);

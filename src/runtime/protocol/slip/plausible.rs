@@ -36,7 +36,7 @@ pub(in crate::runtime::protocol) fn complete_edit(content: &str) -> bool {
 /// The last line does not stop inside a string or before an operand.
 fn ends_cleanly(t: &str) -> bool {
     let last_line = t.lines().last().unwrap_or("");
-    let quotes_closed = |q: char| last_line.matches(q).count() % 2 == 0;
+    let quotes_closed = |q: char| last_line.matches(q).count().is_multiple_of(2);
     let last = t.chars().last().unwrap_or(' ');
     quotes_closed('"') && quotes_closed('`') && !",=([{+\\|&<:".contains(last)
 }

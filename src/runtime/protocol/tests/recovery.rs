@@ -672,7 +672,11 @@ fn inputs_that_once_depended_on_their_chunking_no_longer_do() {
         let whole = render(&events(input));
         for (cut, _) in input.char_indices().skip(1) {
             let two = [&input[..cut], &input[cut..]];
-            assert_eq!(render(&merge_adjacent(run(&two))), whole, "{input:?} cut at {cut}");
+            assert_eq!(
+                render(&merge_adjacent(run(&two))),
+                whole,
+                "{input:?} cut at {cut}"
+            );
         }
     }
 }
