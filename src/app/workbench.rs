@@ -41,8 +41,9 @@ pub struct Workbench {
     /// Open editor tabs, in order.
     pub tabs: RwSignal<Vec<String>>,
     pub active_tab: RwSignal<Option<String>>,
-    /// Which open action writes which file, while it streams.
-    streams: StoredValue<HashMap<(String, String), String>>,
+    /// Which open action writes which file while it streams, and whether
+    /// the file had a tab before.
+    streams: StoredValue<HashMap<(String, String), (String, bool)>>,
     /// Shows the diff of what the last answer changed in the active file.
     pub diff: RwSignal<bool>,
 }
@@ -126,6 +127,17 @@ impl Workbench {
         });
     }
 
+    /// A file the model streamed but that was not written (cut off, or
+    /// refused): its tab shows the file as it is, or goes if it was opened
+    /// only for the stream.
+    fn not_written(&self, path: &str, had_tab: bool) {
+        if had_tab {
+            self.reload(path);
+        } else {
+            self.close(path);
+        }
+    }
+
     /// Fetches a file's content from the project.
     fn reload(&self, path: &str) {
         let Some(project) = self.project() else {
@@ -188,10 +200,11 @@ impl Workbench {
                 if let ActionKind::File { file_path } = &**action
                     && !file_path.is_empty()
                 {
+                    let had_tab = self.tabs.with_untracked(|tabs| tabs.contains(file_path));
                     self.streams.update_value(|s| {
                         s.insert(
                             (message_id.to_owned(), action_id.to_string()),
-                            file_path.clone(),
+                            (file_path.clone(), had_tab),
                         );
                     });
                     self.files.update(|files| {
@@ -215,7 +228,7 @@ impl Workbench {
                 action_id, delta, ..
             } => {
                 let key = (message_id.to_owned(), action_id.to_string());
-                if let Some(path) = self.streams.with_value(|s| s.get(&key).cloned()) {
+                if let Some((path, _)) = self.streams.with_value(|s| s.get(&key).cloned()) {
                     self.files.update(|files| {
                         if let Some(file) = files.get_mut(&path) {
                             file.content.push_str(delta);
@@ -227,16 +240,20 @@ impl Workbench {
                 action_id, action, ..
             } => {
                 let key = (message_id.to_owned(), action_id.to_string());
-                let path = self.streams.try_update_value(|s| s.remove(&key)).flatten();
-                if let Some(path) = path {
+                let stream = self.streams.try_update_value(|s| s.remove(&key)).flatten();
+                if let Some((path, had_tab)) = stream {
+                    let written = !action.truncated && action.error.is_none();
                     self.files.update(|files| {
                         if let Some(file) = files.get_mut(&path) {
                             file.writing = false;
-                            if !action.truncated {
+                            if written {
                                 file.content.clone_from(&action.content);
                             }
                         }
                     });
+                    if !written {
+                        self.not_written(&path, had_tab);
+                    }
                 }
             }
             _ => {}

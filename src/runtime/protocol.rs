@@ -12,6 +12,8 @@ mod content;
 mod event;
 mod id;
 mod parser;
+mod recovery;
+mod slip;
 mod tag;
 
 pub use content::{command_content, file_content, normalize_path};
@@ -20,6 +22,7 @@ pub use event::{
 };
 pub use id::Id;
 pub use parser::{MAX_HELD_TAG, Parser};
+pub use recovery::Recovery;
 
 #[cfg(test)]
 mod proptests;

@@ -57,6 +57,9 @@ fn ActionRow(entry: ActionEntry) -> impl IntoView {
         ActionStatus::Failed { reason } => Some(reason.clone()),
         _ => None,
     };
+    // The model did not answer in the format: say where the action came
+    // from, so the person can check it.
+    let recovered = entry.recovery.map(|how| how.sentence());
     view! {
         <li class=format!("action action-{state}") data-testid="action" data-status=state data-kind=entry.kind.type_name().to_owned()>
             <span class="action-icon" aria-hidden="true">{icon}</span>
@@ -70,6 +73,7 @@ fn ActionRow(entry: ActionEntry) -> impl IntoView {
                 }),
                 None => Either::Right(view! { <code class="action-command">{subject}</code> }),
             }}
+            {recovered.map(|how| view! { <span class="action-recovery" data-testid="action-recovery">{how}</span> })}
             {reason.map(|r| view! { <pre class="action-reason" data-testid="action-reason">{r}</pre> })}
         </li>
     }

@@ -11,6 +11,16 @@ use std::borrow::Cow;
 /// decoded only when the model escaped the whole file: no literal `<` but
 /// some `&lt;`.
 pub fn file_content(raw: &str) -> String {
+    file_body(raw, true)
+}
+
+/// Like [`file_content`] for content that was decoded from HTML entities as
+/// it streamed (an answer with escaped tags): it is not decoded twice.
+pub(super) fn decoded_file_content(raw: &str) -> String {
+    file_body(raw, false)
+}
+
+fn file_body(raw: &str, decode: bool) -> String {
     let mut body = trim_layout(raw);
     if let Some(inner) = unwrap_fence(body) {
         body = trim_layout(inner);
@@ -18,7 +28,7 @@ pub fn file_content(raw: &str) -> String {
     if body.is_empty() {
         return String::new();
     }
-    let body = if !body.contains('<') && body.contains("&lt;") {
+    let body = if decode && !body.contains('<') && body.contains("&lt;") {
         decode_entities(body, false)
     } else {
         Cow::Borrowed(body)

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::id::Id;
+use super::recovery::Recovery;
 
 /// Attributes a tag carried that the protocol does not know, kept as written.
 pub type Attributes = BTreeMap<String, String>;
@@ -30,6 +31,9 @@ pub enum Event {
         action_id: Id,
         #[serde(flatten)]
         action: Box<ActionKind>,
+        /// Set when the action slipped out of the bolt format.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        recovery: Option<Recovery>,
     },
     /// Content of the open action that arrived since the last delta.
     /// Concatenated, the deltas are the action's raw content; how it is split
@@ -79,6 +83,9 @@ pub struct Action {
     /// unknown type). The action is delivered all the same, so the runner can
     /// report it.
     pub error: Option<String>,
+    /// Set when the action slipped out of the bolt format: how it was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Recovery>,
 }
 
 /// What an action does, with the attributes that belong to its kind.

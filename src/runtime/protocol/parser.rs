@@ -2,17 +2,57 @@
 //! a byte search, a `<` that may start a tag is held back until it is decided
 //! (see `tag.rs`), and everything else goes straight to the text or to the
 //! open action. Nothing already seen is scanned again.
+//!
+//! Answers that slip out of the format are read too: outside artifacts the
+//! text is also read line by line for markdown fences (`prose.rs`,
+//! `fence_body.rs`), escaped tags switch to reading decoded text
+//! (`escaped.rs`), other builders' tags and actions outside an artifact are
+//! taken in (`recover.rs`), and an answer cut off inside an action keeps what
+//! looks whole (`finish.rs`). What they hold back is bounded, so the work
+//! stays linear.
+
+mod escaped;
+mod fence_body;
+mod finish;
+mod prose;
+mod recover;
 
 use std::collections::HashSet;
 
-use super::content::{command_content, file_content, normalize_path};
+use super::content::{command_content, decoded_file_content, file_content, normalize_path};
 use super::event::{Action, ActionKind, Artifact, Attributes, Event, SupabaseOperation};
 use super::id::Id;
+use super::recovery::Recovery;
+use super::slip::elision::elided;
 use super::tag::{HeldTag, Step, TagAttributes, TagName};
+use escaped::Escaped;
+use fence_body::FenceBody;
+use prose::Prose;
+use recover::Withheld;
 
 /// The most bytes a `<` that may still become a tag is held back: a tag not
 /// closed within this many bytes is text.
 pub const MAX_HELD_TAG: usize = 8 * 1024;
+
+/// What a `filePath` is misspelt as.
+const MISSPELT_PATHS: &[&str] = &["filepath", "file_path", "path", "file", "filename"];
+
+/// What the text state listens for (outside a fence).
+const TEXT_TAGS: &[TagName] = &[
+    TagName::OpenArtifact,
+    TagName::OpenAction,
+    TagName::OpenDyadWrite,
+    TagName::OpenFile,
+    TagName::OpenLovWrite,
+];
+
+const ARTIFACT_TAGS: &[TagName] = &[
+    TagName::OpenAction,
+    TagName::CloseArtifact,
+    TagName::OpenDyadWrite,
+    TagName::OpenFile,
+    TagName::OpenLovWrite,
+];
 
 /// Parses one model message, fed as deltas.
 #[derive(Debug)]
@@ -34,13 +74,33 @@ struct Machine {
     artifacts: usize,
     actions: usize,
     used_artifact_ids: HashSet<Id>,
+    /// The text state's reading of lines, for markdown fences.
+    prose: Prose,
+    /// The artifact recovered actions go into, while it is open.
+    recovered: Option<Id>,
+    /// A `boltArtifact` came: the answer uses the format, and a fence after
+    /// it is prose (an answer in the format gives the events it always did).
+    bolt_seen: bool,
+    /// A recovered file was written: a shell fence after it is commands.
+    wrote_file: bool,
+    escaped: Escaped,
 }
 
 #[derive(Debug)]
 enum State {
     Text,
-    Artifact { id: Id },
-    Action { artifact_id: Id, action: OpenAction },
+    Artifact {
+        id: Id,
+        /// How the artifact slipped out of the format, given to its actions.
+        how: Option<Recovery>,
+    },
+    Action {
+        artifact_id: Id,
+        action: OpenAction,
+    },
+    /// A command outside an artifact, kept back until its end says whether
+    /// it is one to run.
+    Withheld(Box<Withheld>),
 }
 
 #[derive(Debug)]
@@ -52,16 +112,37 @@ struct OpenAction {
     raw: String,
     /// How much of `raw` earlier deltas carried.
     delivered: usize,
+    recovery: Option<Recovery>,
+    end: End,
+    parent: Parent,
+    /// Its content was decoded from HTML entities as it streamed.
+    decoded: bool,
 }
 
-impl State {
-    fn listens(&self) -> &'static [TagName] {
-        match self {
-            State::Text => &[TagName::OpenArtifact],
-            State::Artifact { .. } => &[TagName::OpenAction, TagName::CloseArtifact],
-            State::Action { .. } => &[TagName::CloseAction],
-        }
-    }
+/// What closes an action.
+#[derive(Debug)]
+enum End {
+    /// The tag it listens for.
+    Tag(&'static [TagName]),
+    Fence(Box<FenceBody>),
+}
+
+/// Where the parser is once the action closes.
+#[derive(Clone, Copy, Debug)]
+enum Parent {
+    Artifact(Option<Recovery>),
+    /// The recovered artifact: back to the text.
+    Recovered,
+}
+
+/// How much of some plain input a step took: less than all when the state
+/// changed, so the caller looks at the rest again; `Escape` when an escaped
+/// tag began and the rest is to be decoded.
+#[derive(Debug, PartialEq)]
+enum Taken {
+    All,
+    Part(usize),
+    Escape(usize),
 }
 
 impl Parser {
@@ -77,6 +158,11 @@ impl Parser {
                 artifacts: 0,
                 actions: 0,
                 used_artifact_ids: HashSet::new(),
+                prose: Prose::default(),
+                recovered: None,
+                bolt_seen: false,
+                wrote_file: false,
+                escaped: Escaped::default(),
             },
             events: Vec::new(),
         }
@@ -105,7 +191,8 @@ impl Parser {
     }
 
     /// Ends the message: held-back text is released, an open action is
-    /// closed as truncated and an open artifact is closed.
+    /// closed (as truncated unless it looks whole) and an open artifact is
+    /// closed.
     pub fn finish(self) -> Vec<Event> {
         let mut events = self.events;
         self.machine.finish(&mut |event| events.push(event));
@@ -118,69 +205,190 @@ impl Parser {
     }
 }
 
+impl State {
+    fn is_text(&self) -> bool {
+        matches!(self, State::Text)
+    }
+}
+
 impl Machine {
     fn push(&mut self, chunk: &str, emit: &mut impl FnMut(Event)) {
-        self.feed(chunk, emit);
+        // One call to `feed` reads a chunk whole unless the escape mode
+        // changes in it: the common case costs no more than `feed` itself.
+        let used = if self.escaped.on {
+            0
+        } else {
+            self.feed(chunk, emit)
+        };
+        self.drive(&chunk[used..], emit);
         self.flush(emit);
     }
 
-    fn finish(mut self, emit: &mut impl FnMut(Event)) {
-        if self.held.is_active() {
-            self.release_held();
-        }
-        self.flush(emit);
-        match std::mem::replace(&mut self.state, State::Text) {
-            State::Text => {}
-            State::Artifact { id } => emit(Event::ArtifactClose { id }),
-            State::Action {
-                artifact_id,
-                action,
-            } => {
-                close_action(artifact_id.clone(), action, true, emit);
-                emit(Event::ArtifactClose { id: artifact_id });
-            }
-        }
-    }
-
-    fn feed(&mut self, mut input: &str, emit: &mut impl FnMut(Event)) {
+    /// Feeds input as written or, inside escaped tags, decoded.
+    fn drive(&mut self, mut input: &str, emit: &mut impl FnMut(Event)) {
         while !input.is_empty() {
+            let used = if self.escaped.on {
+                self.feed_escaped(input, emit)
+            } else {
+                self.feed(input, emit)
+            };
+            input = &input[used..];
+        }
+    }
+
+    fn listens(&self) -> &'static [TagName] {
+        match &self.state {
+            State::Text if self.prose.in_fence() => &[TagName::OpenArtifact],
+            State::Text => TEXT_TAGS,
+            State::Artifact { .. } => ARTIFACT_TAGS,
+            State::Action { action, .. } => match action.end {
+                End::Tag(closer) => closer,
+                End::Fence(_) => &[],
+            },
+            State::Withheld(_) => &[TagName::CloseAction],
+        }
+    }
+
+    /// Feeds input read as written; returns how much it took, which is less
+    /// than all when the escape mode changed. Kept small: nearly all of a
+    /// long answer is the content of actions in the format, read here as
+    /// tightly as before recovery; the rest is in functions of its own.
+    #[inline(always)]
+    fn feed(&mut self, input: &str, emit: &mut impl FnMut(Event)) -> usize {
+        let mut at = 0;
+        while at < input.len() {
+            let rest = &input[at..];
             if self.held.is_active() {
-                match self.held.feed(input, self.state.listens(), MAX_HELD_TAG) {
-                    Step::NeedMore => return,
+                let step = self.held.feed(rest, self.listens(), MAX_HELD_TAG);
+                match step {
+                    Step::NeedMore => return input.len(),
                     Step::Tag { name, consumed } => {
-                        self.held.stop();
-                        self.on_tag(name, emit);
-                        input = &input[consumed..];
+                        at += consumed;
+                        if self.tag(name, emit) {
+                            return at;
+                        }
                     }
                     Step::NotATag { consumed } => {
-                        self.release_held();
-                        input = &input[consumed..];
+                        at += consumed;
+                        if self.not_a_tag(emit) {
+                            return at;
+                        }
                     }
                 }
-            } else if let Some(at) = find_lt(input) {
-                Self::plain(&mut self.state, &mut self.text, &input[..at]);
+            } else if let State::Action { action, .. } = &mut self.state
+                && let End::Tag(_) = action.end
+            {
+                let Some(lt) = find_lt(rest) else {
+                    action.raw.push_str(rest);
+                    return input.len();
+                };
+                action.raw.push_str(&rest[..lt]);
                 self.held.start();
-                input = &input[at + 1..];
+                at += lt + 1;
             } else {
-                Self::plain(&mut self.state, &mut self.text, input);
-                return;
+                match self.feed_other(rest, emit) {
+                    Ok(used) => at += used,
+                    Err(used) => return at + used,
+                }
             }
+        }
+        at
+    }
+
+    /// A whole tag; true when it ends the escaped tags.
+    #[inline(never)]
+    fn tag(&mut self, name: TagName, emit: &mut impl FnMut(Event)) -> bool {
+        self.held.stop();
+        self.on_tag(name, emit);
+        self.escaped.ends(&self.state, &self.held)
+    }
+
+    /// A held `<` that was not a tag; true when that ends the escaped tags.
+    fn not_a_tag(&mut self, emit: &mut impl FnMut(Event)) -> bool {
+        self.held.stop();
+        match &mut self.state {
+            // The common case (a `<` in a file's content) copies nothing.
+            State::Action { action, .. } if matches!(action.end, End::Tag(_)) => {
+                action.raw.push_str(self.held.text());
+                false
+            }
+            _ => self.release_elsewhere(emit),
+        }
+    }
+
+    /// Input outside an action's content (text, between actions, a fence,
+    /// a withheld command): `Ok` with how much it took (the state may have
+    /// changed), `Err` when an escaped tag began there.
+    #[inline(never)]
+    fn feed_other(&mut self, rest: &str, emit: &mut impl FnMut(Event)) -> Result<usize, usize> {
+        let lt = if self.listens().is_empty() {
+            None
+        } else {
+            find_lt(rest)
+        };
+        let end = lt.unwrap_or(rest.len());
+        match self.plain(&rest[..end], true, emit) {
+            Taken::All if lt.is_some() => {
+                self.held.start();
+                Ok(end + 1)
+            }
+            Taken::All => Ok(end),
+            Taken::Part(used) => Ok(used),
+            Taken::Escape(used) => Err(used),
         }
     }
 
     /// Ordinary input: shown text, an action's content, or (inside an
-    /// artifact, between actions) nothing.
-    fn plain(state: &mut State, text: &mut String, s: &str) {
-        match state {
-            State::Text => text.push_str(s),
-            State::Artifact { .. } => {}
-            State::Action { action, .. } => action.raw.push_str(s),
+    /// artifact, between actions) nothing. `triggers`: an escaped tag may
+    /// begin in it (not in text released from a held tag).
+    fn plain(&mut self, s: &str, triggers: bool, emit: &mut impl FnMut(Event)) -> Taken {
+        match &mut self.state {
+            State::Text => self.prose(s, triggers, emit),
+            State::Artifact { .. } => Taken::All,
+            State::Action { action, .. } => match action.end {
+                End::Tag(_) => {
+                    action.raw.push_str(s);
+                    Taken::All
+                }
+                End::Fence(_) => self.fence_body(s, emit),
+            },
+            State::Withheld(_) => self.withhold(s, emit),
         }
     }
 
-    fn release_held(&mut self) {
+    /// Feeds text the parser already read once (a released tag, a command
+    /// that was not one) as ordinary input, in whatever state it leads to.
+    fn replay(&mut self, mut text: &str, emit: &mut impl FnMut(Event)) {
+        while !text.is_empty() {
+            match self.plain(text, false, emit) {
+                Taken::All => return,
+                Taken::Part(used) | Taken::Escape(used) => text = &text[used..],
+            }
+        }
+    }
+
+    fn release_held(&mut self, emit: &mut impl FnMut(Event)) {
         self.held.stop();
-        Self::plain(&mut self.state, &mut self.text, self.held.text());
+        match &mut self.state {
+            State::Action { action, .. } if matches!(action.end, End::Tag(_)) => {
+                action.raw.push_str(self.held.text());
+            }
+            _ => {
+                self.release_elsewhere(emit);
+            }
+        }
+    }
+
+    /// Released held text outside an action's content is read again as
+    /// ordinary input; true when that ends the escaped tags.
+    #[inline(never)]
+    fn release_elsewhere(&mut self, emit: &mut impl FnMut(Event)) -> bool {
+        if !matches!(self.state, State::Artifact { .. }) {
+            let text = self.held.take_text();
+            self.replay(&text, emit);
+            self.held.give_back(text);
+        }
+        self.escaped.ends(&self.state, &self.held)
     }
 
     fn flush(&mut self, emit: &mut impl FnMut(Event)) {
@@ -205,69 +413,116 @@ impl Machine {
     }
 
     fn on_tag(&mut self, name: TagName, emit: &mut impl FnMut(Event)) {
+        self.interrupt(name, emit);
         self.flush(emit);
         match (std::mem::replace(&mut self.state, State::Text), name) {
-            (State::Text, TagName::OpenArtifact) => {
-                let mut attributes = TagAttributes::parse(self.held.text(), name);
-                let id = self.artifact_id(attributes.take("id"));
-                emit(Event::ArtifactOpen {
-                    id: id.clone(),
-                    artifact: Box::new(Artifact {
-                        title: attributes.take("title").unwrap_or_default(),
-                        kind: attributes.take("type"),
-                        attributes: attributes.pairs.drain(..).collect(),
-                    }),
-                });
-                if attributes.self_closing {
-                    emit(Event::ArtifactClose { id });
-                } else {
-                    self.state = State::Artifact { id };
-                }
+            (State::Text, TagName::OpenArtifact) => self.open_artifact(emit),
+            (State::Text, TagName::OpenAction) => self.loose_action(emit),
+            (State::Text, name) if name.is_foreign() => {
+                self.foreign(name, Parent::Recovered, emit);
             }
-            (State::Artifact { id }, TagName::CloseArtifact) => {
+            (State::Artifact { id, .. }, TagName::CloseArtifact) => {
                 emit(Event::ArtifactClose { id });
             }
-            (State::Artifact { id: artifact_id }, TagName::OpenAction) => {
-                let mut attributes = TagAttributes::parse(self.held.text(), name);
-                let (kind, error) = action_kind(&mut attributes);
-                let action = OpenAction {
-                    id: Id::from(self.actions.to_string()),
-                    kind,
-                    attributes: attributes.pairs.drain(..).collect(),
-                    error,
-                    raw: String::new(),
-                    delivered: 0,
-                };
-                self.actions += 1;
-                emit(Event::ActionOpen {
-                    artifact_id: artifact_id.clone(),
-                    action_id: action.id.clone(),
-                    action: Box::new(action.kind.clone()),
-                });
-                if attributes.self_closing {
-                    close_action(artifact_id.clone(), action, false, emit);
-                    self.state = State::Artifact { id: artifact_id };
-                } else {
-                    self.state = State::Action {
-                        artifact_id,
-                        action,
-                    };
-                }
+            (State::Artifact { id, how }, TagName::OpenAction) => self.open_action(id, how, emit),
+            (State::Artifact { id, how }, name) if name.is_foreign() => {
+                self.state = State::Artifact { id, how };
+                self.foreign(name, Parent::Artifact(how), emit);
             }
             (
                 State::Action {
                     artifact_id,
                     action,
                 },
-                TagName::CloseAction,
-            ) => {
-                close_action(artifact_id.clone(), action, false, emit);
-                self.state = State::Artifact { id: artifact_id };
-            }
+                _,
+            ) => self.close(artifact_id, action, false, emit),
+            (State::Withheld(withheld), _) => self.end_withheld(*withheld, emit),
             // Each state listens only for its own tags, so nothing else
             // reaches here; keeping the state is the harmless answer.
             (state, _) => self.state = state,
         }
+    }
+
+    fn open_artifact(&mut self, emit: &mut impl FnMut(Event)) {
+        self.close_recovered(emit);
+        let how = if self.escaped.on {
+            Some(Recovery::HtmlEscaped)
+        } else if self.prose.in_fence() && !self.bolt_seen {
+            Some(Recovery::FencedArtifact)
+        } else {
+            None
+        };
+        self.bolt_seen = true;
+        let mut attributes = TagAttributes::parse(self.held.text(), TagName::OpenArtifact);
+        let id = self.artifact_id(attributes.take("id"));
+        emit(Event::ArtifactOpen {
+            id: id.clone(),
+            artifact: Box::new(Artifact {
+                title: attributes.take("title").unwrap_or_default(),
+                kind: attributes.take("type"),
+                attributes: attributes.pairs.drain(..).collect(),
+            }),
+        });
+        if attributes.self_closing {
+            emit(Event::ArtifactClose { id });
+        } else {
+            self.state = State::Artifact { id, how };
+        }
+    }
+
+    fn open_action(
+        &mut self,
+        artifact_id: Id,
+        how: Option<Recovery>,
+        emit: &mut impl FnMut(Event),
+    ) {
+        let mut attributes = TagAttributes::parse(self.held.text(), TagName::OpenAction);
+        let (kind, error, misspelt) = action_kind(&mut attributes);
+        let action = OpenAction {
+            id: self.next_action_id(),
+            kind,
+            attributes: attributes.pairs.drain(..).collect(),
+            error,
+            raw: String::new(),
+            delivered: 0,
+            recovery: how.or(misspelt.then_some(Recovery::MisspeltAttribute)),
+            end: End::Tag(TagName::OpenAction.closer()),
+            parent: Parent::Artifact(how),
+            decoded: self.escaped.on,
+        };
+        self.start(artifact_id, action, attributes.self_closing, emit);
+    }
+
+    /// Emits an action's opening and makes it the open one (or closes it at
+    /// once when its tag closed itself).
+    fn start(
+        &mut self,
+        artifact_id: Id,
+        action: OpenAction,
+        self_closing: bool,
+        emit: &mut impl FnMut(Event),
+    ) {
+        self.flush(emit);
+        emit(Event::ActionOpen {
+            artifact_id: artifact_id.clone(),
+            action_id: action.id.clone(),
+            action: Box::new(action.kind.clone()),
+            recovery: action.recovery,
+        });
+        if self_closing {
+            self.close(artifact_id, action, false, emit);
+        } else {
+            self.state = State::Action {
+                artifact_id,
+                action,
+            };
+        }
+    }
+
+    fn next_action_id(&mut self) -> Id {
+        let id = Id::from(self.actions.to_string());
+        self.actions += 1;
+        id
     }
 
     /// The artifact's own id when it has one not used yet in this message,
@@ -288,32 +543,65 @@ impl Machine {
         self.used_artifact_ids.insert(id.clone());
         id
     }
+
+    /// Emits the close of an action, with its final content, and moves to
+    /// what follows it. Its last delta must have been flushed already. A
+    /// recovered file that leaves code out is refused here.
+    fn close(
+        &mut self,
+        artifact_id: Id,
+        mut action: OpenAction,
+        truncated: bool,
+        emit: &mut impl FnMut(Event),
+    ) {
+        let content = final_content(&mut action);
+        if let (Some(_), ActionKind::File { file_path }) = (action.recovery, &action.kind)
+            && !truncated
+            && action.error.is_none()
+        {
+            match elided(&content) {
+                Some(line) => action.error = Some(elision_error(file_path, line)),
+                None => self.wrote_file = true,
+            }
+        }
+        self.state = match action.parent {
+            Parent::Artifact(how) => State::Artifact {
+                id: artifact_id.clone(),
+                how,
+            },
+            Parent::Recovered => State::Text,
+        };
+        emit(Event::ActionClose {
+            artifact_id,
+            action_id: action.id,
+            action: Box::new(Action {
+                kind: action.kind,
+                attributes: action.attributes,
+                content,
+                truncated,
+                error: action.error,
+                recovery: action.recovery,
+            }),
+        });
+    }
 }
 
-/// Emits the close of an action, with its final content. Its last delta
-/// must have been flushed already.
-fn close_action(
-    artifact_id: Id,
-    mut action: OpenAction,
-    truncated: bool,
-    emit: &mut impl FnMut(Event),
-) {
-    let content = match action.kind {
+/// The content an action closes with, by its kind's rules.
+fn final_content(action: &mut OpenAction) -> String {
+    match action.kind {
+        ActionKind::File { .. } | ActionKind::Supabase { .. } if action.decoded => {
+            decoded_file_content(&action.raw)
+        }
         ActionKind::File { .. } | ActionKind::Supabase { .. } => file_content(&action.raw),
         ActionKind::Shell | ActionKind::Start | ActionKind::Build => command_content(&action.raw),
         ActionKind::Edit { .. } | ActionKind::Unknown { .. } => std::mem::take(&mut action.raw),
-    };
-    emit(Event::ActionClose {
-        artifact_id,
-        action_id: action.id,
-        action: Box::new(Action {
-            kind: action.kind,
-            attributes: action.attributes,
-            content,
-            truncated,
-            error: action.error,
-        }),
-    });
+    }
+}
+
+fn elision_error(path: &str, line: &str) -> String {
+    format!(
+        "{path} was not written: the code leaves some out ({line}), so it is not the whole file"
+    )
 }
 
 /// The first `<` in `s`, eight bytes at a time. Streamed chunks are mostly a
@@ -340,22 +628,28 @@ fn find_lt(s: &str) -> Option<usize> {
 }
 
 /// The action's kind from its tag's attributes (which lose the known ones),
-/// and what was wrong with them.
-fn action_kind(attributes: &mut TagAttributes) -> (ActionKind, Option<String>) {
+/// what was wrong with them, and whether the path came from a misspelt
+/// attribute.
+fn action_kind(attributes: &mut TagAttributes) -> (ActionKind, Option<String>, bool) {
     let Some(kind) = attributes.take("type") else {
+        let kind = ActionKind::Unknown {
+            kind: String::new(),
+        };
         return (
-            ActionKind::Unknown {
-                kind: String::new(),
-            },
+            kind,
             Some("the action has no type attribute".to_owned()),
+            false,
         );
     };
     let mut error = None;
-    let required_path = |attributes: &mut TagAttributes, error: &mut Option<String>| {
-        let path = attributes
-            .take("filePath")
-            .map(|p| normalize_path(&p))
-            .unwrap_or_default();
+    let mut misspelt = false;
+    let mut required_path = |attributes: &mut TagAttributes, error: &mut Option<String>| {
+        let mut path = attributes.take("filePath");
+        if path.is_none() {
+            path = attributes.take_any(MISSPELT_PATHS);
+            misspelt = path.is_some();
+        }
+        let path = path.map(|p| normalize_path(&p)).unwrap_or_default();
         if path.is_empty() {
             *error = Some(format!("the {kind} action has no filePath attribute"));
         }
@@ -371,34 +665,36 @@ fn action_kind(attributes: &mut TagAttributes) -> (ActionKind, Option<String>) {
         "shell" => ActionKind::Shell,
         "start" => ActionKind::Start,
         "build" => ActionKind::Build,
-        "supabase" => {
-            let operation = match attributes.take("operation").as_deref() {
-                Some("migration") => Some(SupabaseOperation::Migration),
-                Some("query") => Some(SupabaseOperation::Query),
-                Some(other) => {
-                    error = Some(format!(
-                        "unknown supabase operation {other:?} (expected migration or query)"
-                    ));
-                    None
-                }
-                None => {
-                    error = Some("the supabase action has no operation attribute".to_owned());
-                    None
-                }
-            };
-            ActionKind::Supabase {
-                operation,
-                file_path: attributes
-                    .take("filePath")
-                    .map(|p| normalize_path(&p))
-                    .filter(|p| !p.is_empty()),
-                project_id: attributes.take("projectId"),
-            }
-        }
+        "supabase" => supabase_kind(attributes, &mut error),
         _ => {
             error = Some(format!("unknown action type {kind:?}"));
             ActionKind::Unknown { kind }
         }
     };
-    (action, error)
+    (action, error, misspelt)
+}
+
+fn supabase_kind(attributes: &mut TagAttributes, error: &mut Option<String>) -> ActionKind {
+    let operation = match attributes.take("operation").as_deref() {
+        Some("migration") => Some(SupabaseOperation::Migration),
+        Some("query") => Some(SupabaseOperation::Query),
+        Some(other) => {
+            *error = Some(format!(
+                "unknown supabase operation {other:?} (expected migration or query)"
+            ));
+            None
+        }
+        None => {
+            *error = Some("the supabase action has no operation attribute".to_owned());
+            None
+        }
+    };
+    ActionKind::Supabase {
+        operation,
+        file_path: attributes
+            .take("filePath")
+            .map(|p| normalize_path(&p))
+            .filter(|p| !p.is_empty()),
+        project_id: attributes.take("projectId"),
+    }
 }

@@ -1,6 +1,7 @@
 //! Properties over random input: any way of cutting a message into chunks
-//! gives the same events (after merging adjacent text and deltas), and the
-//! deltas of an action add up to its raw content. Arbitrary input is run too:
+//! gives the same events (after merging adjacent text and deltas), for bolt
+//! answers and for answers that slip out of the format, and the deltas of an
+//! action add up to its raw content. Arbitrary input is run too:
 //! these double as the fuzz run in CI.
 
 use proptest::prelude::*;
@@ -37,6 +38,57 @@ fn fragment() -> impl Strategy<Value = String> {
         Just("😀".to_owned()),
         "[a-z \n]{0,6}",
     ]
+}
+
+/// Pieces of answers that slip out of the format: fences with paths in
+/// every place, shell fences, other builders' tags, escaped tags, misspelt
+/// attributes, code left out.
+fn slip() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("```js title=\"a.js\"\n".to_owned()),
+        Just("```src/b.ts\n".to_owned()),
+        Just("```js:c.js\n".to_owned()),
+        Just("```\n".to_owned()),
+        Just("```bash\n".to_owned()),
+        Just("```console\n".to_owned()),
+        Just("~~~\n".to_owned()),
+        Just("\n```\n".to_owned()),
+        Just("#### `d.js`\n".to_owned()),
+        Just("**e.css**\n".to_owned()),
+        Just("In `f.js`, change:\n".to_owned()),
+        Just("// g.js\n".to_owned()),
+        Just("<!-- h.html -->\n".to_owned()),
+        Just("npm install\n".to_owned()),
+        Just("$ npm run dev\n".to_owned()),
+        Just("npm i && npx vite\n".to_owned()),
+        Just("// ...existing code...\n".to_owned()),
+        Just("function a() {\n".to_owned()),
+        Just("}\n".to_owned()),
+        Just("<dyad-write path=\"i.js\">".to_owned()),
+        Just("</dyad-write>".to_owned()),
+        Just("<file path='j.js'>".to_owned()),
+        Just("</file>".to_owned()),
+        Just("<boltAction type=\"file\" path=\"k.js\">".to_owned()),
+        Just("<boltAction type=\"shell\">".to_owned()),
+        Just("</boltAction>".to_owned()),
+        Just("<boltArtifact id=\"a\">".to_owned()),
+        Just("</boltArtifact>".to_owned()),
+        Just("&lt;boltArtifact id=&quot;x&quot;&gt;".to_owned()),
+        Just("&lt;boltAction type=&quot;file&quot; filePath=&quot;l.js&quot;&gt;".to_owned()),
+        Just("&lt;/boltAction&gt;".to_owned()),
+        Just("&lt;/boltArtifact&gt;".to_owned()),
+        Just("&amp;".to_owned()),
+        Just("&l".to_owned()),
+        Just("`".to_owned()),
+        Just(" ".to_owned()),
+        Just("\n".to_owned()),
+        Just("é".to_owned()),
+        "[a-z .\n]{0,6}",
+    ]
+}
+
+fn slipped_message() -> impl Strategy<Value = String> {
+    prop::collection::vec(slip(), 0..40).prop_map(|parts| parts.concat())
 }
 
 fn message() -> impl Strategy<Value = String> {
@@ -85,6 +137,26 @@ proptest! {
         let whole = merge_adjacent(run(&[&input]));
         let chunked = merge_adjacent(run(&cut(&input, &cuts)));
         prop_assert_eq!(chunked, whole);
+    }
+
+    #[test]
+    fn chunking_never_changes_recovered_events(
+        input in slipped_message(),
+        cuts in prop::collection::vec(any::<usize>(), 0..30),
+    ) {
+        let whole = merge_adjacent(run(&[&input]));
+        let chunked = merge_adjacent(run(&cut(&input, &cuts)));
+        prop_assert_eq!(chunked, whole);
+    }
+
+    #[test]
+    fn recovered_events_are_the_same_in_chunks_of_one_character(input in slipped_message()) {
+        let whole = merge_adjacent(run(&[&input]));
+        let chars: Vec<&str> = input
+            .char_indices()
+            .map(|(i, c)| &input[i..i + c.len_utf8()])
+            .collect();
+        prop_assert_eq!(merge_adjacent(run(&chars)), whole);
     }
 
     #[test]

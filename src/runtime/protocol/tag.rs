@@ -1,15 +1,25 @@
-//! Recognising the four bolt tags in a stream, one byte at a time, with state
-//! that survives chunk boundaries; and reading a complete tag's attributes.
+//! Recognising the bolt tags (and the file tags of other builders) in a
+//! stream, one byte at a time, with state that survives chunk boundaries; and
+//! reading a complete tag's attributes.
 
 use super::content::decode_entities;
 
-/// The tags of the protocol. Each parser state listens for some of them.
+/// The tags of the protocol, and other builders' file tags (`dyad-write`,
+/// `file`, `lov-write`), which models trained on them write instead of a
+/// `boltAction`. Each parser state listens for some of them. A plain enum:
+/// the tag reader looks at it for every byte of a held tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum TagName {
     OpenArtifact,
     CloseArtifact,
     OpenAction,
     CloseAction,
+    OpenDyadWrite,
+    CloseDyadWrite,
+    OpenFile,
+    CloseFile,
+    OpenLovWrite,
+    CloseLovWrite,
 }
 
 impl TagName {
@@ -20,11 +30,42 @@ impl TagName {
             TagName::CloseArtifact => b"</boltArtifact",
             TagName::OpenAction => b"<boltAction",
             TagName::CloseAction => b"</boltAction",
+            TagName::OpenDyadWrite => b"<dyad-write",
+            TagName::CloseDyadWrite => b"</dyad-write",
+            TagName::OpenFile => b"<file",
+            TagName::CloseFile => b"</file",
+            TagName::OpenLovWrite => b"<lov-write",
+            TagName::CloseLovWrite => b"</lov-write",
         }
     }
 
     fn is_closing(self) -> bool {
-        matches!(self, TagName::CloseArtifact | TagName::CloseAction)
+        matches!(
+            self,
+            TagName::CloseArtifact
+                | TagName::CloseAction
+                | TagName::CloseDyadWrite
+                | TagName::CloseFile
+                | TagName::CloseLovWrite
+        )
+    }
+
+    /// Another builder's opening file tag.
+    pub(super) fn is_foreign(self) -> bool {
+        matches!(
+            self,
+            TagName::OpenDyadWrite | TagName::OpenFile | TagName::OpenLovWrite
+        )
+    }
+
+    /// What closes an action this tag opens, as a list to listen for.
+    pub(super) fn closer(self) -> &'static [TagName] {
+        match self {
+            TagName::OpenDyadWrite => &[TagName::CloseDyadWrite],
+            TagName::OpenFile => &[TagName::CloseFile],
+            TagName::OpenLovWrite => &[TagName::CloseLovWrite],
+            _ => &[TagName::CloseAction],
+        }
     }
 }
 
@@ -86,6 +127,19 @@ impl HeldTag {
     /// Stops holding; the held text stays readable until the next `start`.
     pub(super) fn stop(&mut self) {
         self.phase = None;
+    }
+
+    /// The held text, taken out to be read again as ordinary input; hand
+    /// it back with [`HeldTag::give_back`] to keep its allocation.
+    pub(super) fn take_text(&mut self) -> String {
+        std::mem::take(&mut self.bytes)
+    }
+
+    pub(super) fn give_back(&mut self, mut bytes: String) {
+        if self.bytes.is_empty() {
+            bytes.clear();
+            self.bytes = bytes;
+        }
     }
 
     /// Feeds input that follows the held bytes. `listens` are the tags the
@@ -302,6 +356,14 @@ impl TagAttributes {
     /// Takes the value of an attribute out, leaving the unknown ones.
     pub(super) fn take(&mut self, key: &str) -> Option<String> {
         let index = self.pairs.iter().position(|(k, _)| k == key)?;
+        Some(self.pairs.remove(index).1)
+    }
+
+    /// Takes out the first attribute whose name, in any letter case, is one
+    /// of `keys`.
+    pub(super) fn take_any(&mut self, keys: &[&str]) -> Option<String> {
+        let index = (self.pairs.iter())
+            .position(|(k, _)| keys.iter().any(|key| k.eq_ignore_ascii_case(key)))?;
         Some(self.pairs.remove(index).1)
     }
 }

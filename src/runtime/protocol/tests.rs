@@ -7,6 +7,8 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 
+mod recovery;
+
 /// Runs the parser over `chunks` and returns every event.
 pub(super) fn run(chunks: &[&str]) -> Vec<Event> {
     let mut parser = Parser::new("m");
@@ -63,8 +65,14 @@ fn render_attributes(attributes: &Attributes) -> String {
         .collect()
 }
 
+fn render_recovery(recovery: Option<Recovery>) -> String {
+    recovery
+        .map(|r| format!(" recovered={r:?}"))
+        .unwrap_or_default()
+}
+
 /// One line per event.
-fn render(events: &[Event]) -> String {
+pub(super) fn render(events: &[Event]) -> String {
     let mut out = String::new();
     for event in events {
         let line = match event {
@@ -83,9 +91,11 @@ fn render(events: &[Event]) -> String {
                 artifact_id,
                 action_id,
                 action,
+                recovery,
             } => format!(
-                "action_open {artifact_id}/{action_id} {}",
-                render_kind(action)
+                "action_open {artifact_id}/{action_id} {}{}",
+                render_kind(action),
+                render_recovery(*recovery)
             ),
             Event::ActionDelta {
                 artifact_id,
@@ -109,6 +119,7 @@ fn render(events: &[Event]) -> String {
                 if let Some(error) = &action.error {
                     line.push_str(&format!(" error={error:?}"));
                 }
+                line.push_str(&render_recovery(action.recovery));
                 line
             }
             Event::ArtifactClose { id } => format!("artifact_close {id}"),
@@ -119,7 +130,7 @@ fn render(events: &[Event]) -> String {
     out
 }
 
-fn tidy(expect: &str) -> String {
+pub(super) fn tidy(expect: &str) -> String {
     expect
         .lines()
         .map(str::trim)
@@ -128,7 +139,7 @@ fn tidy(expect: &str) -> String {
         .collect()
 }
 
-fn check(chunks: &[&str], expect: &str) {
+pub(super) fn check(chunks: &[&str], expect: &str) {
     let actual = render(&merge_adjacent(run(chunks)));
     assert_eq!(actual, tidy(expect), "chunks: {chunks:?}");
 

@@ -9,7 +9,7 @@ use super::event::{ActionStatus, Alert, FixAttempt, MessageStatus, Preview, Sess
 use crate::runtime::action::ActionRef;
 use crate::runtime::build_result::BuildResult;
 use crate::runtime::llm::{FinishReason, TokenUsage};
-use crate::runtime::protocol::{ActionKind, Event, Id};
+use crate::runtime::protocol::{ActionKind, Event, Id, Recovery};
 
 /// The "Rivet" terminal keeps this much recent output for tabs that open later.
 pub const TERMINAL_TAIL: usize = 64 * 1024;
@@ -125,6 +125,10 @@ pub struct ActionEntry {
     pub truncated: bool,
     pub error: Option<String>,
     pub status: ActionStatus,
+    /// How the action was recovered when the answer slipped out of the
+    /// format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Recovery>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
@@ -432,6 +436,7 @@ impl SessionState {
                 artifact_id,
                 action_id,
                 action,
+                recovery,
             } => self.update_artifact(message_id, artifact_id, |a| {
                 a.actions.push(ActionEntry {
                     id: action_id.clone(),
@@ -441,6 +446,7 @@ impl SessionState {
                     truncated: false,
                     error: None,
                     status: ActionStatus::Pending,
+                    recovery: *recovery,
                 });
             }),
             Event::ActionDelta {
@@ -460,6 +466,7 @@ impl SessionState {
                 e.closed = true;
                 e.truncated = action.truncated;
                 e.error.clone_from(&action.error);
+                e.recovery = action.recovery;
             }),
             Event::ArtifactClose { id } => {
                 self.update_artifact(message_id, id, |a| a.closed = true)
