@@ -7,18 +7,21 @@
 //! snapshot) and in the browser (which renders it): one reducer, two places.
 
 mod agent;
+mod answer_format;
 mod context;
 mod event;
 mod lines;
 mod state;
 
 pub use agent::{AgentRun, AgentStep, Decision, Mode, StepChange, StepStatus};
+pub use answer_format::AnswerFormat;
 pub use context::{ContextSummary, ContextUse};
 // Defined with the actions, so that a build result can name its action
 // without the session; the events carry it, so the session names it too.
 pub use crate::runtime::action::ActionRef;
 pub use event::{
-    ActionStatus, Alert, Envelope, FileChange, FixAttempt, MessageStatus, Preview, SessionEvent,
+    ActionStatus, Alert, Envelope, FileChange, FixAttempt, FixReason, MessageStatus, Preview,
+    SessionEvent,
 };
 pub use lines::LineDecoder;
 pub use state::{ActionEntry, Artifact, Message, Part, Role, SessionState, Touched};

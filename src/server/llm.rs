@@ -21,6 +21,7 @@
 pub mod ask;
 pub mod budget;
 pub mod client;
+pub mod format_slips;
 pub mod mock;
 pub mod model_window;
 pub mod prompt;

@@ -16,6 +16,7 @@ use super::llm::Mock;
 
 mod context;
 mod fix;
+mod nudge;
 mod page_error;
 mod typed_calls;
 mod window;

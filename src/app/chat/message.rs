@@ -34,10 +34,7 @@ pub fn MessageView(id: String) -> impl IntoView {
             <li class="message message-user" data-testid="message-user" class:undone=move || message.get().is_some_and(|m| is_undone(&m.status))>
                 {move || message.get().and_then(|m| m.automatic).map(|fix| view! {
                     <div class="message-automatic" data-testid="message-automatic">
-                        {format!(
-                            "Sent by Rivet: automatic fix, attempt {} of {} ({} tokens used so far)",
-                            fix.attempt, fix.max_attempts, fix.tokens_so_far
-                        )}
+                        {fix.describe()}
                         <CancelFix id=id.clone() />
                     </div>
                 })}

@@ -79,6 +79,35 @@ pub struct FixAttempt {
     pub attempt: u32,
     pub max_attempts: u32,
     pub tokens_so_far: u32,
+    /// What the attempt is about (older records: a failure).
+    #[serde(default)]
+    pub reason: FixReason,
+}
+
+impl FixAttempt {
+    /// The line shown above the message.
+    pub fn describe(&self) -> String {
+        let what = match self.reason {
+            FixReason::Failure => "automatic fix",
+            FixReason::Format => "the answer had code but nothing to build; format reminder",
+        };
+        format!(
+            "Sent by Rivet: {what}, attempt {} of {} ({} tokens used so far)",
+            self.attempt, self.max_attempts, self.tokens_so_far
+        )
+    }
+}
+
+/// Why Rivet sent an automatic message.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FixReason {
+    /// Running the answer failed.
+    #[default]
+    Failure,
+    /// The answer had code but no file or command: the model is reminded of
+    /// the format.
+    Format,
 }
 
 /// A server listening in the project, which the preview can show.

@@ -316,6 +316,7 @@ fn an_automatic_message_keeps_its_attempt_through_json() {
         attempt: 2,
         max_attempts: 3,
         tokens_so_far: 1200,
+        reason: FixReason::Format,
     });
     let event = SessionEvent::MessageAdded { message };
     let back: SessionEvent = serde_json::from_str(&serde_json::to_string(&event).unwrap()).unwrap();
@@ -328,6 +329,24 @@ fn an_automatic_message_keeps_its_attempt_through_json() {
         panic!("not a message")
     };
     assert_eq!(message.automatic, None);
+    let SessionEvent::MessageAdded { message } = &back else {
+        panic!("not a message")
+    };
+    let line = message.automatic.map(|a| a.describe()).unwrap_or_default();
+    assert_eq!(
+        line,
+        "Sent by Rivet: the answer had code but nothing to build; format reminder, attempt 2 of \
+         3 (1200 tokens used so far)"
+    );
+    // An attempt from before reasons existed was about a failure.
+    let old = serde_json::json!({"attempt": 1, "max_attempts": 3, "tokens_so_far": 0});
+    let attempt: FixAttempt = serde_json::from_value(old).unwrap();
+    assert_eq!(attempt.reason, FixReason::Failure);
+    assert!(
+        attempt
+            .describe()
+            .starts_with("Sent by Rivet: automatic fix, attempt 1 of 3")
+    );
 }
 
 #[test]

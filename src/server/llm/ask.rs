@@ -92,6 +92,8 @@ pub async fn run(args: AskArgs, config: Config) -> anyhow::Result<ExitCode> {
         token_budget: PROJECT_BUDGET,
         relevant: Vec::new(),
         summary: None,
+        compact: false,
+        remind_format: false,
     };
     let question = args.prompt.join(" ");
     let system = match fitted_system(&ctx, &question, service.context_window(&llm).await) {
@@ -169,6 +171,7 @@ pub fn fitted_system(
     let system = fit_system(limit, others, |budget| {
         system_prompt(&PromptContext {
             token_budget: budget.min(PROJECT_BUDGET),
+            compact: ctx.compact || window.wants_compact_prompt(),
             ..ctx.clone()
         })
     });
@@ -296,6 +299,8 @@ mod tests {
             token_budget: PROJECT_BUDGET,
             relevant: Vec::new(),
             summary: None,
+            compact: false,
+            remind_format: false,
         }
     }
 
@@ -320,5 +325,18 @@ mod tests {
         // A large window takes the file whole.
         let whole = fitted_system(&project(4000), question, Window::new(128_000, None)).unwrap();
         assert!(whole.contains(&"x".repeat(4000)));
+    }
+
+    #[test]
+    fn a_window_of_8k_or_less_gets_the_compact_prompt() {
+        let question = "build a todo app";
+        let small = fitted_system(&project(10), question, Window::new(8192, None)).unwrap();
+        let large = fitted_system(&project(10), question, Window::new(8193, None)).unwrap();
+        assert!(
+            small.starts_with("You build web apps inside Rivet"),
+            "{small}"
+        );
+        assert!(large.starts_with("You build and change web applications"));
+        assert!(small.len() < large.len());
     }
 }

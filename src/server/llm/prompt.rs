@@ -63,7 +63,16 @@ pub struct PromptContext {
     pub relevant: Vec<String>,
     /// A summary of the conversation's older turns, which the request leaves out.
     pub summary: Option<String>,
+    /// The model's window is small ([`COMPACT_WINDOW`] or less): the format
+    /// is taught in a few lines, leaving the room to the project.
+    pub compact: bool,
+    /// The model slipped out of the format twice in a row: the rules are
+    /// restated at the end of every request.
+    pub remind_format: bool,
 }
+
+/// Windows of this many tokens or fewer get the compact prompt.
+pub const COMPACT_WINDOW: u32 = 8 * 1024;
 
 /// A rough token count: about four bytes per token for code and English.
 pub fn estimate_tokens(text: &str) -> usize {
@@ -106,6 +115,28 @@ Rules:
 8. Do not put the artifact inside a Markdown code fence. Markdown is fine in the text around it.
 9. Commands must not wait for input: pass flags such as `--yes` instead. No `sudo`, no global installs.
 10. Prefer Vite for new projects (React, Vue, Svelte or plain JavaScript), with the scripts "dev", "build" and "preview"."#;
+
+/// The format in a few lines: the prompt for small windows, and the
+/// reminder for a model that slips out of the format.
+const COMPACT_RULES: &str = r#"Answer with one or two sentences, then one artifact that the IDE runs at once:
+
+<boltArtifact id="kebab-id" title="Title">
+<boltAction type="file" filePath="path/from/root.ext">
+complete file content
+</boltAction>
+<boltAction type="shell">
+npm install
+</boltAction>
+<boltAction type="start">
+npm run dev
+</boltAction>
+</boltArtifact>
+
+- Only tags write files and run commands: code in a Markdown fence is shown, never written. Never put the artifact in a fence.
+- A `file` action holds the whole file: no "..." or "rest unchanged". To change part of a file use `<boltAction type="edit" filePath="…">` with `<<<<<<< SEARCH`, the exact current lines, `=======`, the new lines, `>>>>>>> REPLACE`.
+- package.json first, then `npm install` (shell), then one `start` last. Relative paths, no `..`. Commands never wait for input."#;
+
+const COMPACT_INTRO: &str = "You build web apps inside Rivet, an IDE: the user says what they want and the IDE carries out your artifact at once.";
 
 fn describe_runtime(runtime: RuntimeDescription) -> String {
     match runtime {
@@ -170,10 +201,18 @@ fn priority<'a>(file: &'a ProjectFile, relevant: &[String]) -> (usize, u8, &'a s
 
 pub fn system_prompt(ctx: &PromptContext) -> String {
     let mut out = String::with_capacity(8 * 1024);
-    out.push_str(PROTOCOL);
-    out.push_str("\n\n");
-    out.push_str(&describe_runtime(ctx.runtime));
-    out.push_str("\n\n");
+    if ctx.compact {
+        let _ = write!(
+            out,
+            "{COMPACT_INTRO}\n\n{COMPACT_RULES}\n\n{}\n\n",
+            compact_runtime(ctx.runtime)
+        );
+    } else {
+        out.push_str(PROTOCOL);
+        out.push_str("\n\n");
+        out.push_str(&describe_runtime(ctx.runtime));
+        out.push_str("\n\n");
+    }
     let mut budget = ctx.token_budget;
     if !ctx.user_edits.is_empty() {
         out.push_str(&user_edits_section(&ctx.user_edits, &mut budget));
@@ -187,7 +226,41 @@ pub fn system_prompt(ctx: &PromptContext) -> String {
              (the newest messages follow in full):\n\n{summary}\n"
         );
     }
+    if ctx.remind_format {
+        let _ = write!(
+            out,
+            "\n## Reminder: answer in the format\n\nYour recent answers put code in Markdown \
+             instead of the artifact's tags, so the IDE could not build them. \
+             {COMPACT_RULES}\n"
+        );
+    }
     out
+}
+
+/// The fix loop's message after an answer that had code but no action.
+pub fn format_nudge() -> String {
+    format!(
+        "Your last answer put code in the chat, but Rivet writes files and runs commands only \
+         from the artifact's tags, so nothing was built. Answer again with the same work as \
+         one artifact.\n\n{COMPACT_RULES}"
+    )
+}
+
+/// The runtime in one sentence, for the compact prompt.
+fn compact_runtime(runtime: RuntimeDescription) -> &'static str {
+    match runtime {
+        RuntimeDescription::Sandbox { network, .. } => match network {
+            NetworkMode::None => {
+                "Actions run in a Linux sandbox with Node.js 20 and npm, without network: keep to packages in the local npm cache. Use Vite."
+            }
+            NetworkMode::Registry | NetworkMode::Full => {
+                "Actions run in a Linux sandbox with Node.js 20 and npm (the registry is reachable). Use Vite; keep its default host and port."
+            }
+        },
+        RuntimeDescription::WebContainer => {
+            "Actions run in a WebContainer in the browser: Node.js and npm, no native binaries. Use Vite."
+        }
+    }
 }
 
 fn user_edits_section(edits: &[UserEdit], budget: &mut usize) -> String {
@@ -298,6 +371,8 @@ mod tests {
             token_budget: budget,
             relevant: Vec::new(),
             summary: None,
+            compact: false,
+            remind_format: false,
         }
     }
 
@@ -317,6 +392,47 @@ mod tests {
             "The project is empty",
         ] {
             assert!(prompt.contains(needle), "missing {needle}");
+        }
+    }
+
+    #[test]
+    fn a_small_window_gets_the_format_in_a_few_lines() {
+        let full = system_prompt(&context(vec![], vec![], 1000));
+        let mut ctx = context(vec![], vec![], 1000);
+        ctx.compact = true;
+        let compact = system_prompt(&ctx);
+        assert!(
+            compact.len() * 2 < full.len(),
+            "compact {} bytes, full {}",
+            compact.len(),
+            full.len()
+        );
+        for needle in [
+            "<boltArtifact",
+            "type=\"file\" filePath=",
+            "<<<<<<< SEARCH",
+            ">>>>>>> REPLACE",
+            "npm install",
+            "type=\"start\"",
+            "never written",
+            "Node.js 20",
+            "The project is empty",
+        ] {
+            assert!(compact.contains(needle), "missing {needle}");
+        }
+        assert!(!compact.contains("Reminder"));
+    }
+
+    #[test]
+    fn a_model_that_slips_is_reminded_of_the_format_at_the_end() {
+        for compact in [false, true] {
+            let mut ctx = context(vec![file("package.json", "{}")], vec![], 1000);
+            ctx.compact = compact;
+            ctx.remind_format = true;
+            let prompt = system_prompt(&ctx);
+            let reminder = prompt.rfind("## Reminder: answer in the format").unwrap();
+            assert!(reminder > prompt.find("<projectFile").unwrap(), "{compact}");
+            assert!(prompt[reminder..].contains("<boltAction type=\"file\""));
         }
     }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::OnceCell;
 
+use super::format_slips::FormatSlips;
 use super::mock::{MockConfig, MockServer};
 use super::model_window::ModelWindows;
 use super::provider;
@@ -26,12 +27,18 @@ pub struct LlmService {
     demo: OnceCell<MockServer>,
     http: reqwest::Client,
     windows: ModelWindows,
+    slips: FormatSlips,
 }
 
 /// How long `/v1/models` may take before the configured list is used.
 const MODELS_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl LlmService {
+    /// Which models slip out of the format.
+    pub fn format_slips(&self) -> &FormatSlips {
+        &self.slips
+    }
+
     /// The settings panel's file, which other sections share.
     pub fn settings_store(&self) -> &SettingsStore {
         &self.store
@@ -48,6 +55,7 @@ impl LlmService {
             demo: OnceCell::new(),
             http: reqwest::Client::new(),
             windows: ModelWindows::default(),
+            slips: FormatSlips::default(),
         }
     }
 

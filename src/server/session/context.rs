@@ -46,6 +46,7 @@ pub async fn fit(
         .continuing
         .map_or(0, |t| estimate_text(t) + CONTINUE_OVERHEAD);
     ctx.summary = None;
+    ctx.compact = ctx.compact || ask.window.wants_compact_prompt();
     let bare = system_prompt(&PromptContext {
         token_budget: 0,
         ..ctx.clone()

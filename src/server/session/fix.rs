@@ -5,6 +5,9 @@
 //! same error comes back twice or an attempt changes no file. Then an alert
 //! says what failed and that Rivet stopped trying.
 //!
+//! An answer that had code in Markdown but no file or command gets one
+//! message restating the format ([`nudge`]), counted like an attempt.
+//!
 //! [`fix_request`] writes what the model is told; the agent's
 //! `read_build_result` tool is meant to give the same text.
 
@@ -17,10 +20,10 @@ use super::project::ProjectHandle;
 use crate::runtime::build_result::{BuildResult, Stage};
 use crate::runtime::host::Runtime;
 use crate::runtime::project::ProjectId;
-use crate::runtime::session::{FixAttempt, MessageStatus, SessionState};
+use crate::runtime::session::{AnswerFormat, FixAttempt, FixReason, MessageStatus, SessionState};
 use crate::server::config::FixConfig;
 use crate::server::llm::LlmService;
-use crate::server::llm::prompt::RuntimeDescription;
+use crate::server::llm::prompt::{RuntimeDescription, format_nudge};
 use crate::server::state::AppState;
 
 /// Files larger than this are named but not quoted.
@@ -120,6 +123,8 @@ pub struct Tally {
     /// Tokens of the answer and the attempts so far.
     pub tokens: u32,
     signatures: Vec<String>,
+    /// The format reminder was sent.
+    nudged: bool,
 }
 
 impl Tally {
@@ -154,6 +159,21 @@ impl Tally {
             self.attempts += 1;
             Decision::Attempt(self.attempts)
         }
+    }
+}
+
+impl Tally {
+    /// Whether to remind the model of the format after an answer that had
+    /// code but no action: once per message of the person, within the same
+    /// attempts and budget as fixes. The attempt's number, or `None`.
+    pub fn decide_nudge(&mut self, config: &FixConfig) -> Option<u32> {
+        let over_budget = config.token_budget > 0 && self.tokens >= config.token_budget;
+        if self.nudged || self.attempts >= config.max_attempts || over_budget {
+            return None;
+        }
+        self.nudged = true;
+        self.attempts += 1;
+        Some(self.attempts)
     }
 }
 
@@ -282,8 +302,15 @@ async fn run_loop(
         );
         // An answer that was stopped, cut or failed is the person's to
         // continue or retry.
-        if failures.is_empty() || !complete {
+        if !complete {
             break;
+        }
+        if failures.is_empty() {
+            let Some(next) = nudge(&cx, &cancel, &mut tally, &message_id).await else {
+                break;
+            };
+            message_id = next;
+            continue;
         }
         since = failures.last().map_or(since, |r| r.id);
         let attempt = match tally.decide(&cx.config, &failures, changed) {
@@ -403,8 +430,35 @@ async fn attempt_fix(
         attempt,
         max_attempts: cx.config.max_attempts,
         tokens_so_far,
+        reason: FixReason::Failure,
     };
     super::conversation::attempt(cx, cancel, &text, automatic).await
+}
+
+/// After an answer that ran without failure: when it had code but no
+/// action, one message restating the format, and its answer's id. `None`
+/// when there is nothing to remind, the tally says no, or the person took
+/// over.
+async fn nudge(
+    cx: &FixContext,
+    cancel: &CancellationToken,
+    tally: &mut Tally,
+    message_id: &str,
+) -> Option<String> {
+    let format = cx.project.session.read(|s| s.answer_format(message_id));
+    if format != AnswerFormat::CodeWithoutActions {
+        return None;
+    }
+    let attempt = tally.decide_nudge(&cx.config)?;
+    tracing::info!(project = %cx.project.id, attempt, "reminding the model of the format");
+    super::checkpoints::before_fix(&cx.project, message_id).await;
+    let automatic = FixAttempt {
+        attempt,
+        max_attempts: cx.config.max_attempts,
+        tokens_so_far: tally.tokens,
+        reason: FixReason::Format,
+    };
+    super::conversation::attempt(cx, cancel, &format_nudge(), automatic).await
 }
 
 /// The alert that ends the loop.

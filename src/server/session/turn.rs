@@ -57,7 +57,10 @@ pub async fn run(
         }
     };
     saved.set_model(&llm_config.model);
-    let ctx = prompt_context(&project, runtime_description).await;
+    let mut ctx = prompt_context(&project, runtime_description).await;
+    ctx.remind_format = llm
+        .format_slips()
+        .needs_reminder(&llm_config.base_url, &llm_config.model);
     let ask = super::context::Ask {
         llm: &llm_config,
         window: llm.context_window(&llm_config).await,
@@ -112,6 +115,9 @@ pub async fn run(
     match outcome.result {
         Ok(finish_reason) => {
             close_parser(&project, &message_id, parser);
+            let format = project.session.read(|s| s.answer_format(&message_id));
+            llm.format_slips()
+                .record(&llm_config.base_url, &llm_config.model, format);
             record_answer(&project, history, &text);
             let finish_reason = Some(finish_reason);
             let status = MessageStatus::Complete;
@@ -268,6 +274,9 @@ async fn prompt_context(project: &ProjectHandle, runtime: RuntimeDescription) ->
         token_budget: 0,
         relevant,
         summary: None,
+        // `context::fit` decides from the window.
+        compact: false,
+        remind_format: false,
     }
 }
 

@@ -29,6 +29,11 @@ impl Window {
         }
     }
 
+    /// Whether the window is small enough for the compact prompt.
+    pub fn wants_compact_prompt(&self) -> bool {
+        self.context_tokens <= crate::server::llm::prompt::COMPACT_WINDOW
+    }
+
     /// Tokens the prompt may take.
     pub fn prompt_limit(&self) -> u32 {
         self.context_tokens.saturating_sub(self.answer_tokens)

@@ -2,6 +2,7 @@
 //! refused start leaves the slot as it found it.
 
 use super::*;
+use crate::runtime::session::FixReason;
 
 async fn project() -> (AppState, Arc<ProjectHandle>, tempfile::TempDir) {
     let (state, data) = crate::server::state::for_tests(|_| {});
@@ -64,6 +65,7 @@ async fn an_automatic_attempt_after_stop_records_nothing() {
         attempt: 1,
         max_attempts: 3,
         tokens_so_far: 0,
+        reason: FixReason::Failure,
     };
     assert_eq!(attempt(&cx, &cancel, "fix it", automatic).await, None);
     assert!(!is_busy(&handle));

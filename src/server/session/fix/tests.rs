@@ -202,3 +202,25 @@ fn console_errors_alone_call_for_no_attempt() {
     assert_eq!(failures.len(), 2, "the console error goes along");
     assert!(failures_after(&state, 2).is_empty());
 }
+
+#[test]
+fn the_format_reminder_is_sent_once_within_the_attempts_and_budget() {
+    // (attempts and tokens already spent, config) → the reminder's number.
+    let cases = [
+        (0, 0, config(3, 0), Some(1)),
+        (2, 0, config(3, 0), Some(3)),
+        (3, 0, config(3, 0), None),
+        (0, 100, config(3, 100), None),
+        (0, 99, config(3, 100), Some(1)),
+    ];
+    for (attempts, tokens, config, expected) in cases {
+        let mut tally = Tally {
+            attempts,
+            tokens,
+            ..Tally::default()
+        };
+        assert_eq!(tally.decide_nudge(&config), expected, "{attempts} {tokens}");
+        // Never a second time for the same message of the person.
+        assert_eq!(tally.decide_nudge(&config), None);
+    }
+}
