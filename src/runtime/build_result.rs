@@ -45,6 +45,10 @@ pub enum Stage {
     PageError,
     /// A `console.error` in the previewed page.
     ConsoleError,
+    /// An action that could not be carried out: refused (an invalid path, a
+    /// file with code left out, cut off) or failed (an edit whose SEARCH
+    /// does not match).
+    Action,
 }
 
 impl Stage {
@@ -74,6 +78,7 @@ impl Stage {
             Stage::CompileError => "the dev server reported a compile error",
             Stage::PageError => "the page threw an error",
             Stage::ConsoleError => "the page logged an error",
+            Stage::Action => "an action could not be carried out",
         }
     }
 }

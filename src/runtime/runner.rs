@@ -382,16 +382,16 @@ impl Runner {
             Ok(validated) => validated,
             Err(error) => {
                 let reason = error.to_string();
-                self.alert(
-                    "An action was not run".to_owned(),
-                    reason.clone(),
-                    Some(&job.action),
-                );
+                self.action_failed("An action was not run", &reason, &job.action);
                 self.status(&job.action, ActionStatus::Failed { reason });
                 return;
             }
         };
         self.status(&job.action, ActionStatus::Running);
+        let writes_a_file = matches!(
+            validated,
+            ValidatedAction::WriteFile { .. } | ValidatedAction::Edit { .. }
+        );
         let result = match validated {
             ValidatedAction::WriteFile { path, content } => {
                 self.write_file(job.turn, path.as_str(), &content).await
@@ -411,9 +411,25 @@ impl Runner {
         let status = match result {
             Ok(()) => ActionStatus::Complete,
             Err(_) if self.is_aborted(job.turn) => ActionStatus::Aborted,
-            Err(reason) => ActionStatus::Failed { reason },
+            Err(reason) => {
+                if writes_a_file {
+                    self.action_failed("A file was not written", &reason, &job.action);
+                }
+                ActionStatus::Failed { reason }
+            }
         };
         self.status(&job.action, status);
+    }
+
+    /// An action refused or failed without a command's output (a command
+    /// reports its own): an alert for the person and a build result for
+    /// the fix loop, which names the file so the model sees it as it is.
+    fn action_failed(&self, title: &str, reason: &str, action: &ActionRef) {
+        self.alert(title.to_owned(), reason.to_owned(), Some(action));
+        self.build_result(
+            BuildResult::new(Stage::Action, None, None, reason),
+            Some(action),
+        );
     }
 
     async fn write_file(&self, turn: u64, path: &str, content: &str) -> Result<(), String> {

@@ -322,3 +322,47 @@ fn only_the_root_package_json_starts_an_early_install() {
     h.file("server/package.json", PACKAGE_JSON);
     assert!(h.runtime.commands().is_empty());
 }
+
+#[test]
+fn an_edit_that_does_not_apply_goes_to_the_fix_loop_with_its_file() {
+    use crate::runtime::build_result::Stage;
+    let mut h = Harness::new();
+    h.runtime.put("src/App.jsx", b"const a = 1;\n");
+    h.stream(
+        "<boltAction type=\"edit\" filePath=\"src/App.jsx\">\n<<<<<<< SEARCH\nconst b = 1;\n=======\nconst b = 2;\n>>>>>>> REPLACE\n</boltAction>",
+    );
+    failed_with(&h, 0, "src/App.jsx");
+    let results = h.build_results();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0].stage, Stage::Action);
+    assert_eq!(results[0].files, ["src/App.jsx"]);
+    let on = results[0].action.as_ref().map(|a| a.action_id.to_string());
+    assert_eq!(on.as_deref(), Some(h.action_id(0)));
+    let alerts: Vec<String> = h.alerts().into_iter().map(|a| a.title).collect();
+    assert_eq!(alerts, ["A file was not written"]);
+}
+
+#[test]
+fn refused_actions_go_to_the_fix_loop() {
+    use crate::runtime::build_result::Stage;
+    let mut h = Harness::new();
+    h.stream("<boltAction type=\"file\" filePath=\"../escape.js\">x</boltAction>");
+    h.stream("<boltAction type=\"file\">x</boltAction>");
+    h.shell("echo still runs");
+    let results = h.build_results();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(results.iter().all(|r| r.stage == Stage::Action));
+    assert!(
+        results[0].output.contains("escape.js"),
+        "{}",
+        results[0].output
+    );
+    assert!(
+        results[1].output.contains("filePath"),
+        "{}",
+        results[1].output
+    );
+    let alerts: Vec<String> = h.alerts().into_iter().map(|a| a.title).collect();
+    assert_eq!(alerts, ["An action was not run", "An action was not run"]);
+    assert_eq!(h.runtime.commands(), ["echo still runs"]);
+}

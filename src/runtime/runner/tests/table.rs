@@ -98,7 +98,7 @@ fn cases() -> Vec<Case> {
             statuses: &["failed: "],
             commands: &[],
             after: &[("src/a.js", Some("const b = 1;\n"))],
-            alerts: &[],
+            alerts: &["A file was not written"],
         },
         Case {
             name: "a_failing_command_fails_with_its_exit_code_and_output",
