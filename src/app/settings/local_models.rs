@@ -67,17 +67,22 @@ pub fn LocalModels(
     }
 }
 
-/// Every address tried, those that answered first as they were listed.
-#[component]
-fn Found(servers: Vec<LocalServer>, on_pick: Callback<LocalPick>) -> impl IntoView {
+/// What the search came to, above the list of every address tried.
+fn summary(servers: &[LocalServer]) -> &'static str {
     let any_model = servers
         .iter()
         .any(|s| matches!(&s.outcome, LocalOutcome::Answered { models } if !models.is_empty()));
-    let summary = if any_model {
+    if any_model {
         "Pick a model, then Save."
     } else {
-        "No local model server answered. Addresses tried:"
-    };
+        "No local model server offered a model. Addresses tried:"
+    }
+}
+
+/// Every address tried, in the configured order.
+#[component]
+fn Found(servers: Vec<LocalServer>, on_pick: Callback<LocalPick>) -> impl IntoView {
+    let summary = summary(&servers);
     view! {
         <p class="settings-hint" role="status" data-testid="local-models-summary">
             {summary}
@@ -142,5 +147,35 @@ fn Server(server: LocalServer, on_pick: Callback<LocalPick>) -> impl IntoView {
             <span class="local-server-name">{label} " " <code>{address}</code></span>
             {body}
         </li>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::llm::NoAnswer;
+
+    fn server(outcome: LocalOutcome) -> LocalServer {
+        LocalServer {
+            label: "Ollama".into(),
+            address: "http://127.0.0.1:11434".into(),
+            base_url: "http://127.0.0.1:11434/v1".into(),
+            preset: "ollama".into(),
+            outcome,
+        }
+    }
+
+    #[test]
+    fn the_summary_says_whether_any_model_was_found() {
+        let refused = server(LocalOutcome::NoAnswer {
+            reason: NoAnswer::Refused,
+        });
+        let empty = server(LocalOutcome::Answered { models: vec![] });
+        let one = server(LocalOutcome::Answered {
+            models: vec!["llama3.2".into()],
+        });
+        assert!(summary(&[refused.clone(), empty.clone()]).starts_with("No local model"));
+        assert_eq!(summary(&[refused, empty, one]), "Pick a model, then Save.");
+        assert!(summary(&[]).starts_with("No local model"));
     }
 }
