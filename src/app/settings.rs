@@ -6,6 +6,7 @@ mod api;
 pub mod auto_fix;
 mod form;
 mod key_field;
+mod local_models;
 mod status;
 
 use leptos::either::Either;

@@ -7,6 +7,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+mod local;
+pub use local::{LocalOutcome, LocalServer, NoAnswer};
+
 /// One step of a streamed answer, in the order it happens. A stream always
 /// ends with exactly one [`LlmEvent::Finished`] or [`LlmEvent::Failed`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -76,6 +76,9 @@ pub struct LlmConfig {
     pub max_tokens: u32,
     /// The model's context window when its preset does not know it.
     pub context_tokens: u32,
+    /// Loopback addresses searched for a local model server
+    /// (`llm::local_probe`); others are reported and not tried.
+    pub local_servers: Vec<String>,
 }
 
 pub use crate::runtime::kind::RuntimeKind;
@@ -456,6 +459,25 @@ mod tests {
         assert_eq!(config.sandbox.max_processes, 12);
         assert_eq!(config.llm.models, vec!["a", "b"]);
         assert_eq!(config.runtime.default, RuntimeKind::Webcontainer);
+    }
+
+    #[test]
+    fn the_local_servers_come_from_the_file_or_the_environment() {
+        let config = load(
+            Some("[llm]\nlocal_servers = [\"http://127.0.0.1:5001\"]\n"),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(config.llm.local_servers, ["http://127.0.0.1:5001"]);
+        let env = [(
+            "RIVET_LLM_LOCAL_SERVERS",
+            "http://127.0.0.1:1, http://[::1]:2",
+        )];
+        let config = load(None, &env).unwrap();
+        assert_eq!(
+            config.llm.local_servers,
+            ["http://127.0.0.1:1", "http://[::1]:2"]
+        );
     }
 
     #[test]

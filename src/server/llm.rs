@@ -1,6 +1,7 @@
 //! The LLM layer: which provider to ask ([`settings`], [`provider`]), what
 //! to tell it ([`prompt`]), streaming its answer ([`client`]), the scripted
-//! provider ([`mock`]) and `rivet ask` ([`ask`]).
+//! provider ([`mock`]), the search for local servers ([`local_probe`]) and
+//! `rivet ask` ([`ask`]).
 //!
 //! A chat session uses it like this:
 //!
@@ -22,8 +23,10 @@ pub mod ask;
 pub mod budget;
 pub mod client;
 pub mod format_slips;
+pub mod local_probe;
 pub mod mock;
 pub mod model_window;
+pub mod models_list;
 pub mod prompt;
 pub mod provider;
 pub mod secret;
@@ -34,8 +37,8 @@ pub mod store;
 pub mod upstream;
 
 pub use crate::runtime::llm::{
-    FinishReason, KeyUpdate, LlmError, LlmEvent, LlmSettingsUpdate, ModelList, PublicLlmSettings,
-    TokenUsage, ToolCall,
+    FinishReason, KeyUpdate, LlmError, LlmEvent, LlmSettingsUpdate, LocalOutcome, LocalServer,
+    ModelList, NoAnswer, PublicLlmSettings, TokenUsage, ToolCall,
 };
 pub use client::{ChatMessage, ChatOptions, ChatOutcome, ChatRequest, Role, chat, stream_chat};
 pub use prompt::{ProjectFile, PromptContext, RuntimeDescription, UserEdit, system_prompt};

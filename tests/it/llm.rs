@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 const MODEL: &str = "rivet-replay";
 
+mod local;
 mod window;
 
 fn fixtures() -> PathBuf {

@@ -6,7 +6,7 @@ use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
 
 use crate::app::error::RivetError;
-use crate::runtime::llm::{LlmSettingsUpdate, ModelList, PublicLlmSettings};
+use crate::runtime::llm::{LlmSettingsUpdate, LocalServer, ModelList, PublicLlmSettings};
 
 /// Facts about the IDE that the panel shows, read-only.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -45,4 +45,13 @@ pub async fn save_llm_settings(update: LlmSettingsUpdate) -> Result<PublicLlmSet
 pub async fn list_models(provider: String, base_url: String) -> Result<ModelList, RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
     Ok(state.llm.models_for(&provider, &base_url).await)
+}
+
+/// Every address of `[llm] local_servers` (loopback only), asked for its
+/// models at once: what answered with its models, and why the others did
+/// not.
+#[server(endpoint = "find_local_models")]
+pub async fn find_local_models() -> Result<Vec<LocalServer>, RivetError> {
+    let state = expect_context::<crate::server::state::AppState>();
+    Ok(state.llm.find_local_models().await?)
 }

@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use super::LlmSettings;
 use super::api::ListModels;
 use super::key_field::{KeyField, KeyInput};
+use super::local_models::{LocalModels, LocalPick};
 use crate::runtime::llm::{LlmSettingsUpdate, PresetInfo, PublicLlmSettings};
 
 fn preset_url(presets: &[PresetInfo], id: &str) -> String {
@@ -57,6 +58,20 @@ pub fn LlmForm(settings: PublicLlmSettings, open: RwSignal<bool>) -> impl IntoVi
         // A model name belongs to its provider.
         model.set(String::new());
     };
+    // A model found on this machine: its preset (or custom) and address, as
+    // choosing them by hand would set them.
+    let on_pick = Callback::new(move |pick: LocalPick| {
+        let own = if presets.with_value(|p| preset_url(p, &pick.provider)) == pick.base_url {
+            String::new()
+        } else {
+            pick.base_url
+        };
+        provider.set(pick.provider);
+        base_url.set(own.clone());
+        listed_url.set(own);
+        model.set(pick.model);
+    });
+    let search_at_once = !settings.configured && !settings.demo;
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         llm.dispatch(LlmSettingsUpdate {
@@ -87,6 +102,7 @@ pub fn LlmForm(settings: PublicLlmSettings, open: RwSignal<bool>) -> impl IntoVi
                 .clone()
                 .filter(|notice| settings.problem.as_ref() != Some(notice))
                 .map(|notice| view! { <p class="settings-problem" role="status">{notice}</p> })}
+            <LocalModels open search_at_once on_pick />
             <label>
                 <span>"Provider"</span>
                 <select

@@ -53,6 +53,7 @@ async fn every_route_but_healthz_needs_the_token() {
         get("/preview/someproject/5173/"),
         post("/api/send_message"),
         post("/api/list_models"),
+        post("/api/find_local_models"),
     ] {
         let request = request.body(Body::empty()).unwrap();
         let path = request.uri().to_string();

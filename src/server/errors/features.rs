@@ -95,6 +95,13 @@ impl From<crate::server::llm::store::StoreError> for RivetError {
     }
 }
 
+/// The search for local model servers could not start.
+impl From<crate::server::llm::local_probe::ProbeError> for RivetError {
+    fn from(error: crate::server::llm::local_probe::ProbeError) -> RivetError {
+        coded(ErrorCode::Internal, &error)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

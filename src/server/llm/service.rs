@@ -12,6 +12,7 @@ use tokio::sync::OnceCell;
 use super::format_slips::FormatSlips;
 use super::mock::{MockConfig, MockServer};
 use super::model_window::ModelWindows;
+use super::models_list;
 use super::provider;
 use super::settings::{
     Layer, ResolvedLlm, deployment_layers, providers_with_keys, read_dotenv, resolve,
@@ -183,7 +184,7 @@ impl LlmService {
         if llm.base_url.is_empty() {
             return llm.models.clone();
         }
-        match fetch_models(&self.http, llm).await {
+        match models_list::fetch(&self.http, &llm.base_url, llm.key(), MODELS_TIMEOUT).await {
             Ok(models) if !models.is_empty() => models,
             Ok(_) => llm.models.clone(),
             Err(e) => {
@@ -194,6 +195,14 @@ impl LlmService {
                 llm.models.clone()
             }
         }
+    }
+
+    /// Every address of `[llm] local_servers`, asked for its models at once
+    /// (`local_probe`).
+    pub async fn find_local_models(
+        &self,
+    ) -> Result<Vec<crate::runtime::llm::LocalServer>, super::local_probe::ProbeError> {
+        super::local_probe::probe(&self.config.llm.local_servers).await
     }
 
     /// The address of the built-in scripted provider, started on first use.
@@ -212,27 +221,4 @@ impl LlmService {
             })?;
         Ok(server.base_url())
     }
-}
-
-async fn fetch_models(http: &reqwest::Client, llm: &ResolvedLlm) -> Result<Vec<String>, String> {
-    #[derive(serde::Deserialize)]
-    struct List {
-        data: Vec<Model>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Model {
-        id: String,
-    }
-    let mut request = http
-        .get(format!("{}/models", llm.base_url))
-        .timeout(MODELS_TIMEOUT);
-    if let Some(key) = llm.key() {
-        request = request.bearer_auth(key.expose());
-    }
-    let response = request.send().await.map_err(|e| e.to_string())?;
-    if !response.status().is_success() {
-        return Err(format!("HTTP {}", response.status()));
-    }
-    let list: List = response.json().await.map_err(|e| e.to_string())?;
-    Ok(list.data.into_iter().map(|m| m.id).collect())
 }
