@@ -67,6 +67,9 @@ function servers({ port, mockPort, dataDir }: ReturnType<typeof slot>) {
         // commands run in the project's sandbox (the real runtime needs
         // StackBlitz's servers, which a closed network cannot reach).
         RIVET_RUNTIME_WEBCONTAINER_DIR: path.join(root, 'end2end/webcontainer-double'),
+        // "Find local models" asks the scripted provider and a port nothing
+        // listens on (settings.spec.ts).
+        RIVET_LLM_LOCAL_SERVERS: `http://127.0.0.1:${mockPort},http://127.0.0.1:9`,
       },
     },
   ];
