@@ -25,6 +25,12 @@ test('a misspelt dependency is fixed by one automatic attempt, shown with its co
   const app = page.frameLocator('[data-testid="preview-frame"]');
   await expect(app.getByRole('heading', { name: 'Todos' })).toBeVisible({ timeout: APP_READY });
   await expect(page.getByTestId('message-automatic')).toHaveCount(1);
+  // Nothing on screen still says the app is broken: each failure the fix
+  // repaired says what fixed it, and none stays open.
+  const open = page.locator('[data-testid="alert"][data-state="open"], [data-testid="build-result"][data-state="open"]');
+  await expect(open).toHaveCount(0, { timeout: 30_000 });
+  await expect(page.locator('[data-testid="alert"][data-state="resolved"]').first()).toBeVisible();
+  await expect(page.getByTestId('alert-resolved').first()).toHaveText('fixed by automatic attempt 1');
   await screenshot(page, 'fix-loop.png');
 });
 

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::action::ActionRef;
 
+pub mod report;
+
 /// Lines of output a build result keeps.
 pub const MAX_LINES: usize = 30;
 /// Bytes of output a build result keeps.
@@ -99,6 +101,9 @@ pub struct BuildResult {
     /// When it happened, in milliseconds since the Unix epoch.
     pub at_ms: u64,
     pub action: Option<ActionRef>,
+    /// Set once a later run fixed it: by what, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<String>,
 }
 
 impl BuildResult {
@@ -126,6 +131,7 @@ impl BuildResult {
             files,
             at_ms: now_ms(),
             action: None,
+            resolved: None,
         }
     }
 

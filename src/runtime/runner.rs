@@ -241,6 +241,7 @@ impl Runner {
                 detail,
                 action: action.cloned(),
                 fix_results,
+                resolved: None,
             },
         });
     }

@@ -1,6 +1,8 @@
 //! Alerts of the run: a failed command, a dev server that crashed, an action
 //! that could not run, each with the end of its output; and the build
 //! results (each failure, with the files it names) the fix loop works from.
+//! A failure a fix repaired stays listed, quietly, saying what fixed it
+//! (`data-state="resolved"`; `"open"` until then).
 
 use leptos::prelude::*;
 
@@ -49,8 +51,10 @@ pub fn AlertList() -> impl IntoView {
     view! {
         <Show when=move || !alerts().is_empty() || !results().is_empty()>
             <div class="alerts" role="alert">
-                <For each=results key=|r| r.id let:result>
-                    <div class="alert build-result" data-testid="build-result" data-stage=format!("{:?}", result.stage)>
+                // Keyed by the state too, so a failure redraws when resolved.
+                <For each=results key=|r| (r.id, r.resolved.is_some()) let:result>
+                    <div class="alert build-result" data-testid="build-result" data-stage=format!("{:?}", result.stage)
+                        data-state=state_name(&result.resolved)>
                         <details>
                             <summary class="alert-title">
                                 {result.title()}
@@ -58,13 +62,16 @@ pub fn AlertList() -> impl IntoView {
                             </summary>
                             <pre class="alert-detail">{result.output.clone()}</pre>
                         </details>
+                        <Resolved by=result.resolved.clone() />
                     </div>
                 </For>
-                <For each=alerts key=|a| a.id let:alert>
-                    <div class="alert" data-testid="alert">
+                <For each=alerts key=|a| (a.id, a.resolved.is_some()) let:alert>
+                    <div class="alert" data-testid="alert" data-state=state_name(&alert.resolved)>
                         <div class="alert-title">{alert.title.clone()}</div>
                         <pre class="alert-detail">{alert.detail.clone()}</pre>
-                        {(!alert.fix_results.is_empty()).then(|| view! { <TryAgain alert=alert.id /> })}
+                        <Resolved by=alert.resolved.clone() />
+                        {(alert.resolved.is_none() && !alert.fix_results.is_empty())
+                            .then(|| view! { <TryAgain alert=alert.id /> })}
                     </div>
                 </For>
                 <button
@@ -81,6 +88,21 @@ pub fn AlertList() -> impl IntoView {
             </div>
         </Show>
     }
+}
+
+/// `open` until a later run fixed the failure, then `resolved`.
+fn state_name(resolved: &Option<String>) -> &'static str {
+    if resolved.is_some() {
+        "resolved"
+    } else {
+        "open"
+    }
+}
+
+/// What fixed a resolved failure.
+#[component]
+fn Resolved(by: Option<String>) -> impl IntoView {
+    by.map(|by| view! { <div class="alert-resolved" data-testid="alert-resolved">{by}</div> })
 }
 
 /// "Try again" on the fix loop's stop alert: the loop starts over with a

@@ -69,6 +69,9 @@ pub struct Alert {
     /// loop's stop alert (which offers "Try again").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fix_results: Vec<u64>,
+    /// Set once a later run fixed it: by what, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<String>,
 }
 
 /// Marks a user message that Rivet sent by itself to have the model fix a
@@ -191,6 +194,15 @@ pub enum SessionEvent {
     /// A failure of the run (see [`BuildResult`]).
     BuildResult {
         result: Box<BuildResult>,
+    },
+    /// A fix ran without failure: the alerts and build results up to these
+    /// ids (those the fix was asked about, and what followed from them)
+    /// are resolved.
+    FailuresResolved {
+        alerts_up_to: u64,
+        results_up_to: u64,
+        /// What fixed them ("fixed by automatic attempt 1").
+        by: String,
     },
     /// A server listens on a port (with the preview's address when it has one).
     PreviewOpened {

@@ -227,6 +227,28 @@ impl SessionState {
                 .any(|e| e.status.is_active())
     }
 
+    /// Marks the alerts and build results up to these ids resolved `by`
+    /// what fixed them; those resolved before keep what fixed them.
+    fn resolve(&mut self, alerts_up_to: u64, results_up_to: u64, by: &str) {
+        let open_alerts = self.alerts.iter_mut().filter(|a| a.id <= alerts_up_to);
+        for alert in open_alerts.filter(|a| a.resolved.is_none()) {
+            alert.resolved = Some(by.to_owned());
+        }
+        let open_results = self
+            .build_results
+            .iter_mut()
+            .filter(|r| r.id <= results_up_to);
+        for result in open_results.filter(|r| r.resolved.is_none()) {
+            result.resolved = Some(by.to_owned());
+        }
+    }
+
+    /// The last alert's id (0 without one): alerts after it belong to what
+    /// runs next.
+    pub fn last_alert_id(&self) -> u64 {
+        self.alerts.last().map_or(0, |a| a.id)
+    }
+
     /// Folds one event into the state and says what it changed.
     pub fn apply(&mut self, event: &SessionEvent) -> Touched {
         match event {
@@ -314,6 +336,14 @@ impl SessionState {
             SessionEvent::BuildResult { result } => {
                 self.build_results.push((**result).clone());
                 keep_last(&mut self.build_results, MAX_BUILD_RESULTS);
+                Touched::Alerts
+            }
+            SessionEvent::FailuresResolved {
+                alerts_up_to,
+                results_up_to,
+                by,
+            } => {
+                self.resolve(*alerts_up_to, *results_up_to, by);
                 Touched::Alerts
             }
             SessionEvent::PreviewOpened { preview } => {

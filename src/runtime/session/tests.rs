@@ -409,3 +409,66 @@ fn the_context_an_answer_used_and_its_summary_land_on_the_answer_and_survive_a_s
     let again: SessionState = serde_json::from_str(&json).unwrap();
     assert_eq!(again, state);
 }
+
+#[test]
+fn a_fix_resolves_the_failures_before_it_and_not_those_after() {
+    use crate::runtime::build_result::{BuildResult, Stage};
+    let mut state = SessionState::default();
+    for id in 1..=3 {
+        let mut result = BuildResult::new(Stage::Install, None, Some(1), "ERR! 404");
+        result.id = id;
+        state.apply(&SessionEvent::BuildResult {
+            result: Box::new(result),
+        });
+        state.apply(&SessionEvent::Alert {
+            alert: Alert {
+                id,
+                title: format!("failure {id}"),
+                detail: String::new(),
+                action: None,
+                fix_results: Vec::new(),
+                resolved: None,
+            },
+        });
+    }
+    let resolve = |alerts_up_to, results_up_to, by: &str| SessionEvent::FailuresResolved {
+        alerts_up_to,
+        results_up_to,
+        by: by.into(),
+    };
+    assert_eq!(
+        state.apply(&resolve(1, 2, "fixed by automatic attempt 1")),
+        Touched::Alerts
+    );
+    state.apply(&resolve(3, 3, "fixed by automatic attempt 2"));
+    let alerts: Vec<Option<&str>> = state.alerts.iter().map(|a| a.resolved.as_deref()).collect();
+    assert_eq!(
+        alerts,
+        [
+            Some("fixed by automatic attempt 1"),
+            Some("fixed by automatic attempt 2"),
+            Some("fixed by automatic attempt 2"),
+        ]
+    );
+    let results: Vec<Option<&str>> = state
+        .build_results
+        .iter()
+        .map(|r| r.resolved.as_deref())
+        .collect();
+    assert_eq!(
+        results,
+        [
+            Some("fixed by automatic attempt 1"),
+            Some("fixed by automatic attempt 1"),
+            Some("fixed by automatic attempt 2"),
+        ]
+    );
+    // Through JSON, as a late tab's snapshot carries it.
+    let json = serde_json::to_string(&SessionEvent::Snapshot {
+        state: Box::new(state.clone()),
+    })
+    .unwrap();
+    let mut other = SessionState::default();
+    other.apply(&serde_json::from_str(&json).unwrap());
+    assert_eq!(other, state);
+}

@@ -30,14 +30,15 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::runtime::action::{EditError, PathError, ProjectPath};
+use crate::runtime::build_result::BuildResult;
 use crate::runtime::host::{Process, Runtime, RuntimeError};
 use crate::server::llm::client::ToolSpec;
 
 /// Where the project's root is inside the runtime, as the model may write it.
 pub const PROJECT_ROOT: &str = "/home/project";
 
-/// What `read_build_result` reports: the latest failures, one sentence each.
-pub type BuildResults = Arc<dyn Fn() -> Vec<String> + Send + Sync>;
+/// What `read_build_result` reports: the open failures (`agent::build`).
+pub type BuildResults = Arc<dyn Fn() -> Vec<BuildResult> + Send + Sync>;
 
 /// Receives each chunk of a running command's output as it arrives.
 pub type OutputSink = Arc<dyn Fn(&[u8]) + Send + Sync>;
@@ -340,7 +341,7 @@ async fn dispatch(cx: &ToolContext, tool: Tool, arguments: &str) -> Result<ToolO
         Tool::RunShellCommand => shell::run_shell_command(cx, parse_args(arguments)?).await,
         Tool::ReadBuildResult => {
             parse_args::<shell::NoArgs>(arguments)?;
-            Ok(shell::read_build_result(cx))
+            Ok(shell::read_build_result(cx).await)
         }
     }
 }

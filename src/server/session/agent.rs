@@ -28,7 +28,7 @@ use crate::runtime::llm::LlmError;
 use crate::runtime::llm::TokenUsage;
 use crate::runtime::protocol::Parser;
 use crate::runtime::session::{MessageStatus, Mode, SessionEvent};
-use crate::server::agent::build::last_action_failures;
+use crate::server::agent::build::latest_failures;
 use crate::server::agent::run::{Agent, AgentEnd, AgentSettings, LlmModel, Model, ModelStep};
 use crate::server::agent::tools::{OutputSink, ToolContext};
 use crate::server::config::AgentConfig;
@@ -180,9 +180,13 @@ fn tool_context(
         before: Arc::clone(&project.answer_before),
     });
     let session = Arc::clone(&project.session);
+    // Failures after this one come from the run itself.
+    let since = super::fix::mark(project);
     Arc::new(
         ToolContext::new(recording)
-            .with_build_results(Arc::new(move || session.read(last_action_failures)))
+            .with_build_results(Arc::new(move || {
+                session.read(|s| latest_failures(s, since))
+            }))
             .with_cancel(cancel.clone())
             .with_output(output),
     )

@@ -8,8 +8,9 @@
 //! An answer that had code in Markdown but no file or command gets one
 //! message restating the format ([`nudge`]), counted like an attempt.
 //!
-//! [`fix_request`] writes what the model is told; the agent's
-//! `read_build_result` tool is meant to give the same text.
+//! [`fix_request`] writes what the model is told: the failures as
+//! `runtime::build_result::report` describes them, the same text the
+//! agent's `read_build_result` tool gives.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,74 +18,30 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::project::ProjectHandle;
+use crate::runtime::build_result::report::{capitalised, failure_report};
 use crate::runtime::build_result::{BuildResult, Stage};
 use crate::runtime::host::Runtime;
 use crate::runtime::project::ProjectId;
-use crate::runtime::session::{AnswerFormat, FixAttempt, FixReason, MessageStatus, SessionState};
+use crate::runtime::session::{
+    AnswerFormat, FixAttempt, FixReason, MessageStatus, SessionEvent, SessionState,
+};
 use crate::server::config::FixConfig;
 use crate::server::llm::LlmService;
 use crate::server::llm::prompt::{RuntimeDescription, format_nudge};
 use crate::server::state::AppState;
 
-/// Files larger than this are named but not quoted.
-const LARGEST_QUOTED_FILE: usize = 8 * 1024;
 /// How often the loop looks whether the actions are done.
 const POLL: Duration = Duration::from_millis(250);
-
-/// What the model is told about failures: what ran, how it ended, its
-/// output, and the files it names with their content (`files`: path and
-/// content, for those small enough to quote).
-pub fn describe_failures(results: &[BuildResult], files: &[(String, String)]) -> String {
-    let mut text = String::new();
-    for result in results {
-        text.push_str(&format!("## {}", capitalised(&result.title())));
-        if let Some(code) = result.exit_code {
-            text.push_str(&format!(" (exit code {code})"));
-        }
-        text.push_str(&format!("\n\n```\n{}\n```\n\n", result.output));
-        if !result.files.is_empty() {
-            text.push_str(&format!("Files it names: {}\n\n", result.files.join(", ")));
-        }
-    }
-    for (path, content) in files {
-        text.push_str(&format!(
-            "### Current content of {path}\n\n```\n{content}\n```\n\n"
-        ));
-    }
-    text
-}
 
 /// The whole follow-up message for `results`, reading the files they name
 /// from the project.
 pub async fn fix_request(runtime: &dyn Runtime, results: &[BuildResult]) -> String {
-    let mut paths: Vec<&String> = results.iter().flat_map(|r| &r.files).collect();
-    paths.dedup();
-    let mut files = Vec::new();
-    for path in paths {
-        if files.iter().any(|(p, _): &(String, String)| p == path) {
-            continue;
-        }
-        if let Ok(bytes) = runtime.read_file(path).await
-            && bytes.len() <= LARGEST_QUOTED_FILE
-            && let Ok(content) = String::from_utf8(bytes)
-        {
-            files.push((path.clone(), content));
-        }
-    }
     format!(
         "Running your last answer failed.\n\n{}Fix the cause with the smallest change, then run \
          again what failed (reinstall, rebuild or restart the dev server) so the fix can be \
          checked.",
-        describe_failures(results, &files)
+        failure_report(runtime, results).await
     )
-}
-
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
 }
 
 /// Why the loop stopped trying.
@@ -125,6 +82,44 @@ pub struct Tally {
     signatures: Vec<String>,
     /// The format reminder was sent.
     nudged: bool,
+    /// The failures the last fix attempt was asked about: resolved when its
+    /// run ends without failure.
+    pub fixing: Option<Fixing>,
+}
+
+/// What a fix attempt is about: the alerts and build results up to these
+/// ids (the failures and what followed from them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fixing {
+    pub attempt: u32,
+    pub alerts_up_to: u64,
+    pub results_up_to: u64,
+}
+
+impl Fixing {
+    /// Everything the project reported so far, for attempt `attempt`.
+    fn now(project: &ProjectHandle, attempt: u32) -> Fixing {
+        let (alerts_up_to, results_up_to) = project.session.read(|s| {
+            (
+                s.last_alert_id(),
+                s.build_results.last().map_or(0, |r| r.id),
+            )
+        });
+        Fixing {
+            attempt,
+            alerts_up_to,
+            results_up_to,
+        }
+    }
+
+    /// The event that marks them resolved.
+    pub fn resolved(self) -> SessionEvent {
+        SessionEvent::FailuresResolved {
+            alerts_up_to: self.alerts_up_to,
+            results_up_to: self.results_up_to,
+            by: format!("fixed by automatic attempt {}", self.attempt),
+        }
+    }
 }
 
 impl Tally {
@@ -235,6 +230,7 @@ pub async fn try_again(cx: FixContext, alert_id: u64) -> Result<(), TryAgainErro
         let since = mark(&cx.project);
         let tally = Tally {
             attempts: 1,
+            fixing: Some(Fixing::now(&cx.project, 1)),
             ..Tally::default()
         };
         if let Some(answer) = attempt_fix(&cx, &cancel, &failures, 1, 0).await {
@@ -306,6 +302,9 @@ async fn run_loop(
             break;
         }
         if failures.is_empty() {
+            if let Some(fixing) = tally.fixing.take() {
+                cx.project.publish(fixing.resolved());
+            }
             let Some(next) = nudge(&cx, &cancel, &mut tally, &message_id).await else {
                 break;
             };
@@ -322,6 +321,7 @@ async fn run_loop(
             }
         };
         super::checkpoints::before_fix(&cx.project, &message_id).await;
+        tally.fixing = Some(Fixing::now(&cx.project, attempt));
         let Some(next) = attempt_fix(&cx, &cancel, &failures, attempt, tally.tokens).await else {
             break;
         };

@@ -67,9 +67,30 @@ async fn a_misspelt_dependency_is_fixed_by_one_automatic_attempt() {
     // waits [fix] settle_ms, 3 s, for a compile error).
     tokio::time::sleep(Duration::from_secs(5)).await;
     let mut later = ide.feed(&project).await;
+    // The failures the attempt fixed (the install and what followed from
+    // it) are marked resolved once its run ends without a new one.
     later
-        .until("the snapshot", |s| !s.messages.is_empty())
+        .until("the failures resolved", |s| {
+            !s.alerts.is_empty() && s.alerts.iter().all(|a| a.resolved.is_some())
+        })
         .await;
+    let fixed = Some("fixed by automatic attempt 1");
+    assert!(
+        later
+            .state
+            .build_results
+            .iter()
+            .all(|r| r.resolved.as_deref() == fixed),
+        "{:#?}",
+        later.state.build_results
+    );
+    assert!(
+        later
+            .state
+            .alerts
+            .iter()
+            .all(|a| a.resolved.as_deref() == fixed)
+    );
     assert_eq!(automatic(&later.state), 1, "{:#?}", summary(&later.state));
     assert_eq!(
         later.state.build_results.len(),

@@ -19,6 +19,7 @@ use futures::{FutureExt, StreamExt};
 use serde::Deserialize;
 
 use super::{ToolContext, ToolError, ToolOutput};
+use crate::runtime::build_result::report::failure_report;
 use crate::runtime::host::{CommandSpec, EventStream, ExitStatus, PortEvent, Process};
 
 /// Most characters of output the model is given; the middle of a longer
@@ -209,14 +210,13 @@ pub fn cap_middle(text: &str, max: usize) -> String {
     format!("{head}\n[… {} characters cut …]\n{tail}", count - 2 * half)
 }
 
-pub fn read_build_result(cx: &ToolContext) -> ToolOutput {
+/// The open failures as the fix loop describes them to the model
+/// (`runtime::build_result::report`), with the files they name.
+pub async fn read_build_result(cx: &ToolContext) -> ToolOutput {
     let failures = (cx.build_results)();
     if failures.is_empty() {
         return ToolOutput::ok("No failures: the latest build and actions succeeded.");
     }
-    let mut out = format!("{} failure(s):\n", failures.len());
-    for failure in failures {
-        out.push_str(&format!("- {failure}\n"));
-    }
-    ToolOutput::ok(out)
+    let report = failure_report(cx.runtime.as_ref(), &failures).await;
+    ToolOutput::ok(format!("{} failure(s):\n\n{report}", failures.len()))
 }

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::shell::cap_middle;
 use super::*;
+use crate::runtime::build_result::Stage;
 use crate::runtime::host::fake::{FakeRuntime, Script};
 
 fn context(fake: &FakeRuntime) -> ToolContext {
@@ -685,14 +686,30 @@ async fn read_build_result_reports_the_latest_failures() {
             .text
             .starts_with("No failures")
     );
+    fake.put("package.json", b"{\"dependencies\": {\"vitee\": \"^5\"}}");
     let cx = cx.with_build_results(Arc::new(|| {
-        vec!["npm install exited with code 1".to_owned()]
+        vec![BuildResult::new(
+            Stage::Install,
+            Some("npm install".into()),
+            Some(1),
+            "npm error 404 Not Found - GET https://registry.npmjs.org/vitee",
+        )]
     }));
     let out = run_tool(&cx, "read_build_result", "{}").await;
-    assert_eq!(
-        out.text,
-        "1 failure(s):\n- npm install exited with code 1\n"
-    );
+    // The fix loop's text: the failure, its output and the file it names.
+    for part in [
+        "1 failure(s):\n\n## The install failed: `npm install` (exit code 1)",
+        "npm error 404 Not Found",
+        "Files it names: package.json",
+        "### Current content of package.json",
+        "\"vitee\": \"^5\"",
+    ] {
+        assert!(
+            out.text.contains(part),
+            "{part:?} missing from:\n{}",
+            out.text
+        );
+    }
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
 use super::*;
 use crate::runtime::build_result::Stage;
+use crate::runtime::build_result::report::describe_failures;
 use crate::runtime::session::Message;
 
 fn config(max_attempts: u32, token_budget: u32) -> FixConfig {
