@@ -21,8 +21,10 @@ pub use event::{
     Action, ActionKind, Artifact, Attributes, Event, SupabaseOperation, merge_adjacent,
 };
 pub use id::Id;
+pub use parser::GivenAction;
 pub use parser::{MAX_HELD_TAG, Parser};
 pub use recovery::Recovery;
+pub use slip::shell::starts_a_server;
 
 #[cfg(test)]
 mod proptests;

@@ -79,6 +79,19 @@ pub struct LlmConfig {
     /// Loopback addresses searched for a local model server
     /// (`llm::local_probe`); others are reported and not tried.
     pub local_servers: Vec<String>,
+    /// How Build answers give their files and commands.
+    pub format: ActionFormat,
+}
+
+/// How a Build answer gives its files and commands: bolt tags in the text,
+/// tool calls (`agent::as_actions`), or tags until the model slips out of
+/// them twice (`llm::format_slips`), then tools.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ActionFormat {
+    Tags,
+    Tools,
+    Auto,
 }
 
 pub use crate::runtime::kind::RuntimeKind;
@@ -469,6 +482,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(config.llm.local_servers, ["http://127.0.0.1:5001"]);
+        assert_eq!(config.llm.format, ActionFormat::Auto, "the default");
+        let config = load(None, &[("RIVET_LLM_FORMAT", "tools")]).unwrap();
+        assert_eq!(config.llm.format, ActionFormat::Tools);
+        assert!(load(None, &[("RIVET_LLM_FORMAT", "xml")]).is_err());
         let env = [(
             "RIVET_LLM_LOCAL_SERVERS",
             "http://127.0.0.1:1, http://[::1]:2",

@@ -14,6 +14,7 @@
 mod escaped;
 mod fence_body;
 mod finish;
+mod given;
 mod prose;
 mod recover;
 
@@ -53,6 +54,19 @@ const ARTIFACT_TAGS: &[TagName] = &[
     TagName::OpenFile,
     TagName::OpenLovWrite,
 ];
+
+/// An action the model gave outside the text (a tool call), already read:
+/// the parser gives it an id in the message and the usual events.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GivenAction {
+    pub kind: ActionKind,
+    pub content: String,
+    /// Why it cannot be carried out (the runner reports it).
+    pub error: Option<String>,
+}
+
+/// The title of the artifact that holds given actions.
+const GIVEN_TITLE: &str = "From the model's tool calls";
 
 /// Parses one model message, fed as deltas.
 #[derive(Debug)]
@@ -188,6 +202,14 @@ impl Parser {
     /// instead of collecting them: for consumers that forward events at once.
     pub fn push_with(&mut self, chunk: &str, mut emit: impl FnMut(Event)) {
         self.machine.push(chunk, &mut emit);
+    }
+
+    /// Actions the model gave as tool calls, in one artifact of their own
+    /// after the text so far, numbered with the message's other actions.
+    pub fn push_given(&mut self, actions: Vec<GivenAction>) -> std::vec::Drain<'_, Event> {
+        let events = &mut self.events;
+        self.machine.given(actions, &mut |event| events.push(event));
+        self.events.drain(..)
     }
 
     /// Ends the message: held-back text is released, an open action is

@@ -12,10 +12,10 @@
 //! does not compile) is a [`ToolOutput`] the model can read and act on, never
 //! an error of the loop.
 
-mod files;
+pub(in crate::server::agent) mod files;
 mod listing;
 mod search;
-mod shell;
+pub(in crate::server::agent) mod shell;
 
 #[cfg(test)]
 mod tests;
@@ -347,7 +347,9 @@ async fn dispatch(cx: &ToolContext, tool: Tool, arguments: &str) -> Result<ToolO
 }
 
 /// Reads the arguments object; an empty string is `{}`.
-fn parse_args<T: DeserializeOwned>(arguments: &str) -> Result<T, ToolError> {
+pub(in crate::server::agent) fn parse_args<T: DeserializeOwned>(
+    arguments: &str,
+) -> Result<T, ToolError> {
     let arguments = if arguments.trim().is_empty() {
         "{}"
     } else {

@@ -94,6 +94,7 @@ pub async fn run(args: AskArgs, config: Config) -> anyhow::Result<ExitCode> {
         summary: None,
         compact: false,
         remind_format: false,
+        tools: false,
     };
     let question = args.prompt.join(" ");
     let system = match fitted_system(&ctx, &question, service.context_window(&llm).await) {
@@ -301,6 +302,7 @@ mod tests {
             summary: None,
             compact: false,
             remind_format: false,
+            tools: false,
         }
     }
 

@@ -1,12 +1,15 @@
 //! Which models slip out of the bolt format: a model whose answers slipped
 //! twice in a row gets the format restated in every request from then on
-//! (for as long as the server runs). One record for the whole server, since
-//! it is a trait of the model, not of a project.
+//! (for as long as the server runs) and, with `[llm] format = "auto"`, the
+//! file and shell tools instead of tags unless it refused tools. One record
+//! for the whole server, since it is a trait of the model, not of a
+//! project.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use crate::runtime::session::AnswerFormat;
+use crate::server::config::ActionFormat;
 
 /// Slips in a row after which the reminder is sent.
 pub const SLIPS_BEFORE_REMINDER: u32 = 2;
@@ -20,6 +23,7 @@ pub struct FormatSlips {
 struct Record {
     in_a_row: u32,
     reminded: bool,
+    refuses_tools: bool,
 }
 
 impl FormatSlips {
@@ -46,6 +50,31 @@ impl FormatSlips {
         models
             .get(&key(base_url, model))
             .is_some_and(|r| r.reminded)
+    }
+}
+
+impl FormatSlips {
+    /// The model's provider refused a request with tools.
+    pub fn record_tools_refused(&self, base_url: &str, model: &str) {
+        let mut models = self.models.lock().unwrap_or_else(|e| e.into_inner());
+        models
+            .entry(key(base_url, model))
+            .or_default()
+            .refuses_tools = true;
+    }
+
+    /// Whether a Build answer of `model` is asked for tool calls.
+    pub fn use_tools(&self, setting: ActionFormat, base_url: &str, model: &str) -> bool {
+        let models = self.models.lock().unwrap_or_else(|e| e.into_inner());
+        let record = models
+            .get(&key(base_url, model))
+            .copied()
+            .unwrap_or_default();
+        match setting {
+            ActionFormat::Tags => false,
+            ActionFormat::Tools => !record.refuses_tools,
+            ActionFormat::Auto => record.reminded && !record.refuses_tools,
+        }
     }
 }
 
@@ -78,6 +107,36 @@ mod tests {
                 slips.needs_reminder("http://127.0.0.1:11434/v1", "qwen"),
                 *expected,
                 "{answers:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn tools_are_used_as_set_or_after_two_slips_unless_refused() {
+        use ActionFormat::{Auto, Tags, Tools};
+        // (setting, slips before, refused tools) → tools.
+        let cases = [
+            (Tags, 0, false, false),
+            (Tags, 2, false, false),
+            (Tools, 0, false, true),
+            (Tools, 0, true, false),
+            (Auto, 0, false, false),
+            (Auto, 1, false, false),
+            (Auto, 2, false, true),
+            (Auto, 2, true, false),
+        ];
+        for (setting, slips_before, refused, expected) in cases {
+            let slips = FormatSlips::default();
+            for _ in 0..slips_before {
+                slips.record("u", "m", CodeWithoutActions);
+            }
+            if refused {
+                slips.record_tools_refused("u", "m");
+            }
+            assert_eq!(
+                slips.use_tools(setting, "u", "m"),
+                expected,
+                "{setting:?} {slips_before} {refused}"
             );
         }
     }

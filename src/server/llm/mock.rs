@@ -92,6 +92,8 @@ pub struct LogEntry {
     pub system: String,
     /// The other messages' text, oldest first, each as `role: text`.
     pub messages: Vec<String>,
+    /// The names of the tools the request offered.
+    pub tools: Vec<String>,
     /// The prompt's tokens as `budget::estimate_request` estimates them
     /// (what `--context-limit` compares).
     pub prompt_estimate: u32,
@@ -358,6 +360,17 @@ struct Asked {
 }
 
 /// The non-system messages of a request as `role: text`.
+fn offered_tools(body: &Value) -> Vec<String> {
+    let tools = body["tools"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    tools
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
 fn logged_messages(body: &Value) -> Vec<String> {
     body["messages"]
         .as_array()
@@ -523,6 +536,7 @@ async fn completions(
             last_user: asked.last_user.clone(),
             system: asked.system.clone(),
             messages: logged_messages(&body),
+            tools: offered_tools(&body),
             prompt_estimate: super::budget::estimate_request(&body),
             transcript: chosen.map(|i| transcripts[i].name.clone()),
             resumed_at: resume.map(|(_, at)| at),

@@ -69,6 +69,9 @@ pub struct PromptContext {
     /// The model slipped out of the format twice in a row: the rules are
     /// restated at the end of every request.
     pub remind_format: bool,
+    /// The request offers the file and shell tools (`agent::as_actions`):
+    /// the prompt ends by saying to call them instead of writing tags.
+    pub tools: bool,
 }
 
 /// Windows of this many tokens or fewer get the compact prompt.
@@ -226,6 +229,9 @@ pub fn system_prompt(ctx: &PromptContext) -> String {
              (the newest messages follow in full):\n\n{summary}\n"
         );
     }
+    if ctx.tools {
+        out.push_str(TOOLS_INSTEAD);
+    }
     if ctx.remind_format {
         let _ = write!(
             out,
@@ -236,6 +242,13 @@ pub fn system_prompt(ctx: &PromptContext) -> String {
     }
     out
 }
+
+/// The end of the prompt when the request offers tools; a request that
+/// drops them (the provider refused tools) drops this too.
+pub const TOOLS_INSTEAD: &str = "\n## Tools instead of tags\n\nFor this answer, do not write the artifact or any tags: call the tools instead, \
+in the order the actions would run. `write_file` writes a whole file (package.json first); `replace` changes one \
+unique piece of a file; `run_shell_command` runs `npm install` and, last and once, the dev server (`npm run dev`). \
+The IDE runs the calls once your answer ends; say in a sentence what you do.\n";
 
 /// The fix loop's message after an answer that had code but no action.
 pub fn format_nudge() -> String {
@@ -373,6 +386,7 @@ mod tests {
             summary: None,
             compact: false,
             remind_format: false,
+            tools: false,
         }
     }
 
@@ -433,6 +447,20 @@ mod tests {
             let reminder = prompt.rfind("## Reminder: answer in the format").unwrap();
             assert!(reminder > prompt.find("<projectFile").unwrap(), "{compact}");
             assert!(prompt[reminder..].contains("<boltAction type=\"file\""));
+        }
+    }
+
+    #[test]
+    fn a_request_with_tools_says_to_call_them_at_the_end() {
+        let mut ctx = context(vec![file("package.json", "{}")], vec![], 1000);
+        assert!(!system_prompt(&ctx).contains("Tools instead of tags"));
+        ctx.tools = true;
+        ctx.remind_format = true;
+        let prompt = system_prompt(&ctx);
+        let tools = prompt.find(TOOLS_INSTEAD).unwrap();
+        assert!(tools > prompt.find("<projectFile").unwrap());
+        for name in ["write_file", "replace", "run_shell_command"] {
+            assert!(prompt[tools..].contains(name), "{name}");
         }
     }
 

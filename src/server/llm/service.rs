@@ -35,6 +35,11 @@ pub struct LlmService {
 const MODELS_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl LlmService {
+    /// How Build answers give their actions (`[llm] format`).
+    pub fn action_format(&self) -> crate::server::config::ActionFormat {
+        self.config.llm.format
+    }
+
     /// Which models slip out of the format.
     pub fn format_slips(&self) -> &FormatSlips {
         &self.slips

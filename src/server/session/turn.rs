@@ -8,12 +8,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::project::{ProjectHandle, Unfinished};
 use super::saved::SavedAnswer;
-use crate::runtime::llm::{LlmError, LlmEvent};
+use crate::runtime::llm::LlmError;
 use crate::runtime::protocol::Parser;
 use crate::runtime::session::{Message, MessageStatus, SessionEvent};
+use crate::server::agent::as_actions;
 use crate::server::llm::LlmService;
-use crate::server::llm::client::{ChatMessage, ChatRequest, chat};
-use crate::server::llm::prompt::{ProjectFile, PromptContext, RuntimeDescription, UserEdit};
+use crate::server::llm::client::{ChatMessage, ChatOutcome, ChatRequest, chat};
+use crate::server::llm::prompt::{
+    ProjectFile, PromptContext, RuntimeDescription, TOOLS_INSTEAD, UserEdit,
+};
+use stream::Stream;
 
 /// Files larger than this are listed by name only.
 const LARGEST_PROMPT_FILE: u64 = 64 * 1024;
@@ -58,9 +62,16 @@ pub async fn run(
     };
     saved.set_model(&llm_config.model);
     let mut ctx = prompt_context(&project, runtime_description).await;
-    ctx.remind_format = llm
-        .format_slips()
-        .needs_reminder(&llm_config.base_url, &llm_config.model);
+    let (base_url, model) = (llm_config.base_url.clone(), llm_config.model.clone());
+    ctx.remind_format = llm.format_slips().needs_reminder(&base_url, &model);
+    // The browser parses a WebContainer project's answer itself, and a
+    // continued answer keeps to the text: tags for both.
+    let mut tools = !in_browser
+        && !continuing
+        && llm
+            .format_slips()
+            .use_tools(llm.action_format(), &base_url, &model);
+    ctx.tools = tools;
     let ask = super::context::Ask {
         llm: &llm_config,
         window: llm.context_window(&llm_config).await,
@@ -69,56 +80,49 @@ pub async fn run(
         message_id: &message_id,
     };
     let fitted = super::context::fit(&project, ask, ctx, &cancel).await;
-    let mut request = ChatRequest::new(fitted.system, fitted.messages);
-    if continuing {
-        request.continue_from = Some(earlier.clone());
-    }
-
-    let outcome = chat(&llm_config, request, cancel, |event| match event {
-        LlmEvent::Delta { text } => {
-            saved.delta(&project.session, &text);
-            if in_browser {
-                project.browser.delta(&message_id, &text);
-                return;
-            }
-            for event in parser.push(&text) {
-                // The state learns of an action before the runner reports on it.
-                project.publish(SessionEvent::Protocol {
-                    message_id: message_id.clone(),
-                    event: event.clone(),
-                });
-                project.runner.observe(&message_id, &event);
-            }
+    let mut system = fitted.system;
+    let mut stream = Stream {
+        project: &project,
+        message_id: &message_id,
+        parser: &mut parser,
+        saved: &mut saved,
+        in_browser,
+        given: Vec::new(),
+    };
+    let outcome = loop {
+        let mut request = ChatRequest::new(system.clone(), fitted.messages.clone());
+        request.continue_from = continuing.then(|| earlier.clone());
+        if tools {
+            request.tools = as_actions::specs();
         }
-        LlmEvent::Usage(usage) => {
-            saved.usage(usage);
-            publish(SessionEvent::Usage {
-                message_id: message_id.clone(),
-                usage,
-            });
+        let outcome = chat(&llm_config, request, cancel.clone(), |e| stream.take(e)).await;
+        // A provider that takes no tools: the same answer asked in tags.
+        if tools && outcome.text.is_empty() && tools_refused_in(&outcome) {
+            tools = false;
+            llm.format_slips().record_tools_refused(&base_url, &model);
+            system = system.replacen(TOOLS_INSTEAD, "", 1);
+            stream.notice(format!(
+                "{model} takes no tools; asking for the answer in tags."
+            ));
+            continue;
         }
-        LlmEvent::Continuing { attempt } => publish(SessionEvent::Notice {
-            message_id: message_id.clone(),
-            notice: Some(format!(
-                "The answer reached the model's length limit; asking it to continue ({attempt} of 2)."
-            )),
-        }),
-        LlmEvent::Retrying { attempt, delay_ms, reason } => publish(SessionEvent::Notice {
-            message_id: message_id.clone(),
-            notice: Some(format!("{reason}; trying again in {:.1} s (retry {attempt}).", delay_ms as f64 / 1000.0)),
-        }),
-        LlmEvent::ToolCalls { .. } | LlmEvent::Finished { .. } | LlmEvent::Failed { .. } => {}
-    })
-    .await;
+        break outcome;
+    };
+    let given = std::mem::take(&mut stream.given);
 
     let text = earlier + &outcome.text;
+    // The history shows the model what its calls did, as tags.
+    let recorded = if given.is_empty() {
+        text.clone()
+    } else {
+        format!("{text}\n\n{}", as_actions::as_tags(&given))
+    };
     match outcome.result {
         Ok(finish_reason) => {
             close_parser(&project, &message_id, parser);
             let format = project.session.read(|s| s.answer_format(&message_id));
-            llm.format_slips()
-                .record(&llm_config.base_url, &llm_config.model, format);
-            record_answer(&project, history, &text);
+            llm.format_slips().record(&base_url, &model, format);
+            record_answer(&project, history, &recorded);
             let finish_reason = Some(finish_reason);
             let status = MessageStatus::Complete;
             saved.finish(&project.session, &text, &status, finish_reason);
@@ -186,6 +190,12 @@ fn finish_failed(
         status,
         finish_reason: None,
     });
+}
+
+/// Whether the request failed because the provider takes no tools.
+fn tools_refused_in(outcome: &ChatOutcome) -> bool {
+    let error = outcome.result.as_ref().err();
+    error.is_some_and(super::agent::tools_refused)
 }
 
 /// Ends the parser: held-back text is shown, and an action still open is
@@ -277,6 +287,7 @@ async fn prompt_context(project: &ProjectHandle, runtime: RuntimeDescription) ->
         // `context::fit` decides from the window.
         compact: false,
         remind_format: false,
+        tools: false,
     }
 }
 
@@ -310,3 +321,5 @@ fn relevant_paths(project: &ProjectHandle, edited: Vec<String>) -> Vec<String> {
     let changed: Vec<String> = edited.into_iter().chain(written).collect();
     crate::server::llm::budget::fit::relevant_first(&named, &changed)
 }
+
+mod stream;

@@ -87,4 +87,12 @@ async fn the_format_reminder_is_sent_only_once_per_message() {
         })
         .collect();
     assert_eq!(reminded, [false, false, true]);
+    // With `[llm] format = "auto"`, it is offered the tools from then on.
+    let offered: Vec<usize> = mock
+        .log()
+        .await
+        .iter()
+        .map(|e| e["tools"].as_array().map_or(0, Vec::len))
+        .collect();
+    assert_eq!(offered, [0, 0, 3]);
 }

@@ -87,6 +87,12 @@ pub(in crate::runtime::protocol) fn commands(text: &str) -> Option<Vec<Command>>
     (!all.is_empty()).then_some(all)
 }
 
+/// Whether `command` runs a dev server that keeps running (`npm run dev`,
+/// `npx vite`, `npm install && npm run dev`, …): a `start`, not a `shell`.
+pub fn starts_a_server(command: &str) -> bool {
+    commands(command).is_some_and(|all| all.iter().any(|c| c.start))
+}
+
 /// Whether a command action cut off by the end of the answer is whole: its
 /// commands are recognised and the last ends in a word that cannot be the
 /// start of a longer one we would run wrongly (`npm run dev`, not `npx vi`

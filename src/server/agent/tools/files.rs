@@ -72,8 +72,8 @@ fn cut_line(line: &str) -> String {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WriteArgs {
-    file_path: String,
-    content: String,
+    pub(in crate::server::agent) file_path: String,
+    pub(in crate::server::agent) content: String,
 }
 
 pub async fn write_file(cx: &ToolContext, args: WriteArgs) -> Result<ToolOutput, ToolError> {
@@ -100,10 +100,10 @@ async fn exists(cx: &ToolContext, path: &str) -> Result<bool, ToolError> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReplaceArgs {
-    file_path: String,
-    old_string: String,
-    new_string: String,
-    expected_replacements: Option<usize>,
+    pub(in crate::server::agent) file_path: String,
+    pub(in crate::server::agent) old_string: String,
+    pub(in crate::server::agent) new_string: String,
+    pub(in crate::server::agent) expected_replacements: Option<usize>,
 }
 
 pub async fn replace(cx: &ToolContext, args: ReplaceArgs) -> Result<ToolOutput, ToolError> {

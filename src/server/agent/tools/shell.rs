@@ -31,7 +31,7 @@ const OUTPUT_GRACE: Duration = Duration::from_secs(2);
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShellArgs {
-    command: String,
+    pub(in crate::server::agent) command: String,
     #[allow(dead_code)] // Shown to the person by the step card, not used here.
     description: Option<String>,
 }
