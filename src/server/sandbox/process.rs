@@ -1,5 +1,5 @@
 //! A process of a sandbox, seen from the IDE: its output read straight from
-//! the pipe or terminal the IDE holds, its exit reported by the agent, its
+//! the pipe or terminal the IDE holds, its exit reported by the helper, its
 //! limits judged here.
 
 use std::io;
