@@ -22,12 +22,12 @@ mod ports;
 pub(crate) mod preview;
 pub mod preview_ports;
 mod process;
-mod protocol;
 mod quota;
 mod runtime;
 mod sys;
 mod terminal;
 mod watch;
+mod wire;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! helper's events (exits, ports, file changes) dispatched to whoever waits.
 //!
 //! The helper runs the project's code next to it, so everything it says is
-//! treated as untrusted: sizes are bounded by the protocol, unexpected
+//! treated as untrusted: sizes are bounded by the wire format, unexpected
 //! descriptors are closed, unknown ids are ignored.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, oneshot, watch};
 
-use super::protocol::{
+use super::wire::{
     ErrorKind, FdChannel, HelperError, HelperMessage, Op, Reply, Request, from_header, to_header,
 };
 use crate::runtime::host::{FsEvent, PortEvent, RuntimeError};
@@ -409,7 +409,7 @@ mod tests {
     use futures::{FutureExt, StreamExt};
 
     use super::*;
-    use crate::server::sandbox::protocol::Request;
+    use crate::server::sandbox::wire::Request;
 
     /// A client, and the helper's end of its socket.
     fn connected() -> (Arc<HelperClient>, FdChannel) {

@@ -22,7 +22,7 @@ use tokio::net::TcpListener;
 
 pub use self::allow::{AllowList, Authority, BadEntry};
 use super::client::{Failure, HelperClient};
-use super::protocol::{Op, Reply};
+use super::wire::{Op, Reply};
 use crate::server::config::SandboxConfig;
 
 /// The port the proxy listens on inside every `registry` sandbox.

@@ -8,14 +8,14 @@
 //! Writes are atomic (`server::atomic`). Listings skip the folders of
 //! `runtime::tree` and stop at [`MAX_ENTRIES`] entries or [`MAX_LISTING_BYTES`]
 //! of encoded entries, whichever comes first, so a reply always fits the
-//! protocol's header.
+//! wire format's header.
 
 use std::fs;
 use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use super::protocol::{ErrorKind, HelperError, MAX_HEADER, MAX_PAYLOAD, Op, Reply};
+use super::wire::{ErrorKind, HelperError, MAX_HEADER, MAX_PAYLOAD, Op, Reply};
 use crate::runtime::host::{DirEntry, EntryKind};
 use crate::runtime::path::ProjectPath;
 use crate::runtime::tree::is_skipped_dir;
@@ -25,7 +25,7 @@ use crate::server::atomic;
 /// truncated.
 pub const MAX_ENTRIES: usize = 10_000;
 /// Most bytes of encoded entries one listing returns (long names reach this
-/// before [`MAX_ENTRIES`]); well under the protocol's [`MAX_HEADER`].
+/// before [`MAX_ENTRIES`]); well under the wire format's [`MAX_HEADER`].
 pub const MAX_LISTING_BYTES: usize = MAX_HEADER * 3 / 4;
 
 /// What a listing found, and whether it was cut short.

@@ -24,7 +24,7 @@ use nix::unistd::Pid;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
-use super::protocol::{
+use super::wire::{
     FdChannel, Frame, HelperError, HelperMessage, Op, Reply, Request, Rlimits, SpawnRequest,
     from_header, to_header,
 };

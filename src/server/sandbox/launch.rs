@@ -22,8 +22,8 @@ use super::client::{HelperClient, ProjectEvents};
 use super::dirs::ProjectDirs;
 use super::egress::{self, Proxy};
 use super::launcher::{Launched, launch};
-use super::protocol::{FdChannel, Op};
 use super::sys::clear_cloexec;
+use super::wire::{FdChannel, Op};
 use crate::runtime::host::RuntimeError;
 
 /// How long a sandbox gets to come up.

@@ -27,7 +27,7 @@ use tokio::net::TcpStream;
 
 use super::SandboxManager;
 use super::client::Failure;
-use super::protocol::Op;
+use super::wire::Op;
 use crate::runtime::preview::{HostKind, PreviewHost, classify_host, host_name, host_port};
 use crate::runtime::project::ProjectId;
 use crate::server::access::{Access, client_address, refuse_preview, request_host};

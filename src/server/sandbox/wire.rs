@@ -1,6 +1,8 @@
-//! What the IDE and a sandbox's helper say to each other, and how: frames of
-//! JSON with an optional binary payload and file descriptors (SCM_RIGHTS),
-//! over the unix socket pair the IDE creates when it starts the sandbox.
+//! The wire format between the IDE and a sandbox's helper: what they say to
+//! each other, and how: frames of JSON with an optional binary payload and
+//! file descriptors (SCM_RIGHTS), over the unix socket pair the IDE creates
+//! when it starts the sandbox. (Not the bolt protocol of answers, which is
+//! `runtime::protocol`.)
 //!
 //! Process output never crosses this socket: the IDE creates the pipes (the
 //! helper creates a terminal inside the sandbox and sends its master back) and
