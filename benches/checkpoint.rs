@@ -51,7 +51,7 @@ fn manager(dir: &Path) -> Arc<SandboxManager> {
     let manager = SandboxManager::new(SandboxSettings {
         data_dir: dir.to_owned(),
         config,
-        agent_exe: PathBuf::from(env!("CARGO_BIN_EXE_rivet")),
+        helper_exe: PathBuf::from(env!("CARGO_BIN_EXE_rivet")),
         isolation: Isolation::Bubblewrap,
     });
     manager.check().expect("bwrap works here");

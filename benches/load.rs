@@ -229,7 +229,7 @@ struct Ide {
     _data: tempfile::TempDir,
     addr: SocketAddr,
     http: reqwest::Client,
-    /// Server log lines that say an agent could not watch its files.
+    /// Server log lines that say a sandbox helper could not watch its files.
     unwatched: Arc<AtomicUsize>,
 }
 

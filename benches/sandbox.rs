@@ -1,5 +1,5 @@
 //! The sandbox's cost per command: `true` run through a project's running
-//! sandbox (a request to its agent, fork and exec inside bwrap's namespaces,
+//! sandbox (a request to its helper, fork and exec inside bwrap's namespaces,
 //! the exit reported back) against the same `bash -c true` spawned bare by
 //! tokio; and what starting a project's sandbox costs.
 //!
@@ -22,7 +22,7 @@ fn new_manager(dir: &std::path::Path, network: NetworkMode) -> Arc<SandboxManage
     let settings = SandboxSettings {
         data_dir: dir.to_owned(),
         config,
-        agent_exe: PathBuf::from(env!("CARGO_BIN_EXE_rivet")),
+        helper_exe: PathBuf::from(env!("CARGO_BIN_EXE_rivet")),
         isolation: Isolation::Bubblewrap,
     };
     let manager = SandboxManager::new(settings);

@@ -1,6 +1,6 @@
 //! Which folders of a project the IDE never looks into: dependencies,
 //! version control, build output and caches. One rule for every listing
-//! (the sandbox agent's, the session's file list, the file watcher) and for
+//! (the sandbox helper's, the session's file list, the file watcher) and for
 //! the files the system prompt shows the model.
 //!
 //! Such a folder is still listed itself (the model may need to know that

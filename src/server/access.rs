@@ -17,7 +17,7 @@
 //! Previews need the cookie too (they are the project's code and data), and
 //! the preview proxy strips it before the request reaches the project.
 
-pub mod host;
+pub mod allowed_hosts;
 mod limiter;
 mod login;
 pub mod origin;
@@ -32,7 +32,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 
-pub use self::host::HostPolicy;
+pub use self::allowed_hosts::HostPolicy;
 use self::limiter::Limiter;
 pub use self::login::{Denial, LOGIN_PATH};
 use self::redirect::local_target;
@@ -339,7 +339,7 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 fn is_loopback(addr: &str) -> bool {
     match addr.parse::<SocketAddr>() {
         Ok(addr) => addr.ip().is_loopback(),
-        Err(_) => host::host_name(addr) == "localhost",
+        Err(_) => allowed_hosts::host_name(addr) == "localhost",
     }
 }
 
@@ -379,10 +379,10 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
     let access = &state.access;
     let host = request_host(request.headers(), request.uri());
     if !access.hosts().allows(&host) {
-        tracing::warn!(host = %host::host_name(&host), "refused a request for an unknown host name");
+        tracing::warn!(host = %allowed_hosts::host_name(&host), "refused a request for an unknown host name");
         let message = format!(
             "Rivet does not answer to the host name {:?}; add it to [server] allowed_hosts if it is yours",
-            host::host_name(&host)
+            allowed_hosts::host_name(&host)
         );
         return (StatusCode::MISDIRECTED_REQUEST, message).into_response();
     }

@@ -12,9 +12,9 @@ use axum::extract::State;
 use axum::http::{HeaderValue, Request, Uri, header};
 use axum::response::Response;
 use leptos::config::LeptosOptions;
+use leptos::prelude::IntoView;
 
 use super::state::AppState;
-use crate::app::shell;
 
 /// Cache-Control of a file whose name changes with its content.
 pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
@@ -23,8 +23,10 @@ pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 pub const REVALIDATE: &str = "no-cache";
 
 /// The fallback of the IDE's router: a static file of the site if one
-/// matches, else the "not found" page.
-pub async fn static_or_not_found(
+/// matches, else the "not found" page, rendered in `shell`, the app's HTML
+/// document (`http.rs` passes it: server code imports the app only there).
+pub async fn static_or_not_found<IV: IntoView + 'static>(
+    shell: fn(LeptosOptions) -> IV,
     uri: Uri,
     state: State<AppState>,
     request: Request<Body>,

@@ -48,17 +48,18 @@ pub enum Command {
     Chat(chat::ChatArgs),
     /// List the projects of the running `rivet serve`, latest first.
     Projects(list::ProjectsArgs),
-    /// Runs inside a project's sandbox; started by `rivet serve`.
+    /// The sandbox's helper process, which runs inside a project's sandbox;
+    /// started by `rivet serve`.
     #[command(hide = true)]
-    SandboxAgent(super::sandbox::AgentArgs),
+    SandboxAgent(super::sandbox::HelperArgs),
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    // The agent reads no configuration (its directory is the project's) and
+    // The helper reads no configuration (its directory is the project's) and
     // reports to the IDE, which logs its stderr.
     if let Some(Command::SandboxAgent(args)) = &cli.command {
-        return super::sandbox::agent::main(args.clone());
+        return super::sandbox::helper::main(args.clone());
     }
     init_tracing();
     match run(cli) {

@@ -3,7 +3,9 @@
 //! all behind the cross-origin isolation headers and the page's content
 //! security policy; previews are proxied from their own origins before any of it.
 
+use axum::body::Body;
 use axum::extract::State;
+use axum::http::{Request, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Router, http::HeaderValue, http::StatusCode, routing::get, routing::post};
 use leptos::prelude::provide_context;
@@ -39,7 +41,9 @@ pub fn app(state: AppState) -> Router {
         .route("/import", get(page))
         // No page routes: this registers the server functions.
         .leptos_routes_with_context(&state, Vec::new(), context, move || shell(options.clone()))
-        .fallback(super::assets::static_or_not_found)
+        .fallback(|uri: Uri, state: State<AppState>, request: Request<Body>| {
+            super::assets::static_or_not_found(shell, uri, state, request)
+        })
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             access::guard,

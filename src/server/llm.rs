@@ -32,8 +32,8 @@ pub mod provider;
 pub mod secret;
 pub mod service;
 pub mod settings;
+pub mod settings_file;
 pub mod splice;
-pub mod store;
 pub mod upstream;
 
 pub use crate::runtime::llm::{

@@ -9,12 +9,12 @@
 //! [`routes`] adds the terminal WebSocket and the preview redirect, and
 //! [`preview_guard`] serves previews from their own origins.
 
-pub mod agent;
 mod bwrap;
 mod client;
 mod dirs;
 mod egress;
 mod fsops;
+pub mod helper;
 mod launch;
 mod launcher;
 mod limits;
@@ -22,12 +22,12 @@ mod ports;
 pub(crate) mod preview;
 pub mod preview_ports;
 mod process;
-mod protocol;
 mod quota;
 mod runtime;
 mod sys;
 mod terminal;
 mod watch;
+mod wire;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -37,8 +37,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use axum::Router;
 use axum::routing::get;
 
-pub use agent::AgentArgs;
 pub use bwrap::{SANDBOX_HOME, SANDBOX_WORKSPACE};
+pub use helper::HelperArgs;
 pub use limits::Limits;
 pub use preview::preview_guard;
 pub use quota::QuotaExceeded;
@@ -66,20 +66,20 @@ pub struct SandboxSettings {
     /// The IDE's data directory; projects live in `projects/<id>/workspace`.
     pub data_dir: PathBuf,
     pub config: SandboxConfig,
-    /// Rivet's own binary, which runs as the agent inside each sandbox.
-    pub agent_exe: PathBuf,
+    /// Rivet's own binary, which runs as the helper inside each sandbox.
+    pub helper_exe: PathBuf,
     pub isolation: Isolation,
 }
 
 impl SandboxSettings {
-    /// Settings for `rivet serve`: the agent is this very binary.
+    /// Settings for `rivet serve`: the helper is this very binary.
     pub fn from_config(config: &Config, unsafe_no_sandbox: bool) -> SandboxSettings {
         SandboxSettings {
             data_dir: config.server.data_dir.clone(),
             config: config.sandbox.clone(),
             // Empty when Linux cannot say (it always can); starting a
             // sandbox then fails with a message.
-            agent_exe: std::env::current_exe().unwrap_or_default(),
+            helper_exe: std::env::current_exe().unwrap_or_default(),
             isolation: if unsafe_no_sandbox {
                 Isolation::Unsafe
             } else {
@@ -223,7 +223,7 @@ impl SandboxManager {
             .unwrap_or_default()
     }
 
-    /// The host pid of the project's sandbox (`bwrap`, or the agent without
+    /// The host pid of the project's sandbox (`bwrap`, or the helper without
     /// isolation), if it runs.
     pub async fn sandbox_pid(&self, project: &ProjectId) -> Option<u32> {
         self.running(project).await.map(|s| s.main_pid())
@@ -244,7 +244,7 @@ impl SandboxManager {
         let host = self
             .host()
             .map_err(|e| RuntimeError::Unavailable(e.to_string()))?;
-        if self.settings.agent_exe.as_os_str().is_empty() {
+        if self.settings.helper_exe.as_os_str().is_empty() {
             return Err(RuntimeError::Unavailable(
                 "Rivet cannot find its own binary to run in the sandbox".to_owned(),
             ));
@@ -261,14 +261,14 @@ impl SandboxManager {
         }
         let dirs = self.dirs(&entry.id);
         let prepared = {
-            let (data_dir, dirs, agent, run_as) = (
+            let (data_dir, dirs, helper, run_as) = (
                 self.settings.data_dir.clone(),
                 dirs.clone(),
-                self.settings.agent_exe.clone(),
+                self.settings.helper_exe.clone(),
                 host.run_as,
             );
             tokio::task::spawn_blocking(move || {
-                dirs::prepare_dirs(&data_dir, &dirs, &agent, run_as)
+                dirs::prepare_dirs(&data_dir, &dirs, &helper, run_as)
             })
             .await
         };

@@ -23,7 +23,7 @@ use crate::server::projects::ProjectError;
 use crate::server::session::api;
 use crate::server::state::AppState;
 use crate::server::store::{MessageRow, ProjectRow, StoreError};
-use conversation::{Conversation, ExportedFile, ExportedProject};
+use conversation::{ExportedConversation, ExportedFile, ExportedProject};
 pub use staging::{Limits, Staging};
 
 #[derive(Debug, thiserror::Error)]
@@ -137,7 +137,7 @@ pub async fn export_zip(state: &AppState, id: &str) -> Result<ZipExport, Transfe
 pub async fn export_conversation(
     state: &AppState,
     id: &str,
-) -> Result<Conversation, TransferError> {
+) -> Result<ExportedConversation, TransferError> {
     let handle = api::open_in(state, id).await?;
     // What was published is in the store before it is read.
     handle.session.flush().await;
@@ -145,7 +145,7 @@ pub async fn export_conversation(
     let messages = state.store.messages(handle.id.as_str()).await?;
     let events = state.store.events(handle.id.as_str()).await?.events;
     let files = project_files(&*handle.runtime).await?;
-    Ok(Conversation {
+    Ok(ExportedConversation {
         format: conversation::FORMAT.to_owned(),
         version: conversation::VERSION,
         project: ExportedProject {

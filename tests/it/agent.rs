@@ -50,7 +50,7 @@ fn sandbox(data_dir: &std::path::Path) -> Arc<SandboxManager> {
     let manager = SandboxManager::new(SandboxSettings {
         data_dir: data_dir.to_owned(),
         config,
-        agent_exe: PathBuf::from(env!("CARGO_BIN_EXE_rivet")),
+        helper_exe: PathBuf::from(env!("CARGO_BIN_EXE_rivet")),
         isolation: Isolation::Bubblewrap,
     });
     manager.check().unwrap();

@@ -31,7 +31,7 @@ fn settings(data_dir: &Path, tweak: impl FnOnce(&mut SandboxConfig)) -> SandboxS
     SandboxSettings {
         data_dir: data_dir.to_owned(),
         config,
-        agent_exe: PathBuf::from(env!("CARGO_BIN_EXE_rivet")),
+        helper_exe: PathBuf::from(env!("CARGO_BIN_EXE_rivet")),
         isolation: Isolation::Bubblewrap,
     }
 }
@@ -1075,14 +1075,14 @@ async fn escape_list_host_processes() {
     attempt(&*rt, &format!("test -e /proc/{me}/cmdline")).await;
     attempt(&*rt, &format!("kill -0 {me}")).await;
     let pids = ok(&*rt, "ls /proc | grep -E '^[0-9]+$'").await;
-    // The agent (pid 1), the shell and ls/grep: nothing of the host.
+    // The helper (pid 1), the shell and ls/grep: nothing of the host.
     assert!(pids.lines().count() <= 5, "{pids}");
     let cmdlines = ok(&*rt, "cat /proc/[0-9]*/cmdline | tr '\\0' ' '").await;
     assert!(
         !cmdlines.contains("/work/") && !cmdlines.contains("it-"),
         "{cmdlines}"
     );
-    // The agent cannot be inspected or hijacked: it is not dumpable.
+    // The helper cannot be inspected or hijacked: it is not dumpable.
     attempt(&*rt, "ls /proc/1/fd").await;
     attempt(&*rt, "cat /proc/1/environ").await;
     attempt(&*rt, "kill -9 1 && sleep 0.2 && kill -0 1 && false").await;
@@ -1427,7 +1427,7 @@ async fn escape_fill_memory_through_dev_shm() {
 async fn a_listing_larger_than_the_protocol_header_keeps_the_sandbox_alive() {
     let ide = Ide::start(|_| {}).await;
     let rt = ide.runtime("huge");
-    // 6000 names of 230 bytes: well past the agent's 1 MiB header.
+    // 6000 names of 230 bytes: well past the helper's 1 MiB header.
     ok(
         &*rt,
         "mkdir -p big && cd big && for i in $(seq 6000); do : > $(printf 'f%0229d' $i); done",
@@ -1869,7 +1869,7 @@ async fn serve_then_shut_down(data_dir: &Path, binary: &Path, as_user: Option<u3
     let tree = descendants(pid);
     assert!(
         tree.len() >= 4,
-        "bwrap, the agent, bash and the sleeps: {tree:?}"
+        "bwrap, the helper, bash and the sleeps: {tree:?}"
     );
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),

@@ -10,7 +10,7 @@ use crate::app::error::RivetError;
 pub async fn get_auto_fix() -> Result<bool, RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
     Ok(crate::server::session::fix::toggle::global(
-        state.llm.settings_store(),
+        state.llm.settings_file(),
     ))
 }
 
@@ -18,7 +18,7 @@ pub async fn get_auto_fix() -> Result<bool, RivetError> {
 pub async fn set_auto_fix(enabled: bool) -> Result<(), RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
     Ok(crate::server::session::fix::toggle::set_global(
-        state.llm.settings_store(),
+        state.llm.settings_file(),
         enabled,
     )?)
 }

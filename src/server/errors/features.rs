@@ -89,8 +89,8 @@ impl From<BrowserError> for RivetError {
 }
 
 /// The settings file could not be read or written.
-impl From<crate::server::llm::store::StoreError> for RivetError {
-    fn from(error: crate::server::llm::store::StoreError) -> RivetError {
+impl From<crate::server::llm::settings_file::SettingsFileError> for RivetError {
+    fn from(error: crate::server::llm::settings_file::SettingsFileError) -> RivetError {
         coded(ErrorCode::Internal, &error)
     }
 }

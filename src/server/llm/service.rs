@@ -17,13 +17,13 @@ use super::provider;
 use super::settings::{
     Layer, ResolvedLlm, deployment_layers, providers_with_keys, read_dotenv, resolve,
 };
-use super::store::{SettingsStore, StoreError};
+use super::settings_file::{SettingsFile, SettingsFileError};
 use crate::runtime::llm::{LlmError, LlmSettingsUpdate, ModelList, PublicLlmSettings};
 use crate::server::config::Config;
 
 pub struct LlmService {
     config: Arc<Config>,
-    store: SettingsStore,
+    settings_file: SettingsFile,
     dotenv: PathBuf,
     demo: OnceCell<MockServer>,
     http: reqwest::Client,
@@ -46,8 +46,8 @@ impl LlmService {
     }
 
     /// The settings panel's file, which other sections share.
-    pub fn settings_store(&self) -> &SettingsStore {
-        &self.store
+    pub fn settings_file(&self) -> &SettingsFile {
+        &self.settings_file
     }
 
     /// Settings live in the configuration's data directory; `.env` is read
@@ -55,7 +55,7 @@ impl LlmService {
     pub fn new(config: Arc<Config>) -> LlmService {
         let cwd = std::env::current_dir().unwrap_or_default();
         LlmService {
-            store: SettingsStore::in_dir(&config.server.data_dir),
+            settings_file: SettingsFile::in_dir(&config.server.data_dir),
             config,
             dotenv: cwd.join(".env"),
             demo: OnceCell::new(),
@@ -93,8 +93,8 @@ impl LlmService {
     }
 
     /// Every layer, highest first.
-    fn layers(&self, command_line: Layer) -> Result<[Layer; 5], StoreError> {
-        let stored = self.store.load()?;
+    fn layers(&self, command_line: Layer) -> Result<[Layer; 5], SettingsFileError> {
+        let stored = self.settings_file.load()?;
         let env: Vec<(String, String)> = std::env::vars().collect();
         let [env, dotenv, file] =
             deployment_layers(&env, &read_dotenv(&self.dotenv), &self.config.llm);
@@ -128,8 +128,8 @@ impl LlmService {
 
     /// Saves a change from the settings panel; returns the new effective
     /// settings.
-    pub fn save(&self, update: &LlmSettingsUpdate) -> Result<PublicLlmSettings, StoreError> {
-        self.store.update(update)?;
+    pub fn save(&self, update: &LlmSettingsUpdate) -> Result<PublicLlmSettings, SettingsFileError> {
+        self.settings_file.update(update)?;
         Ok(self.public_settings())
     }
 

@@ -31,7 +31,7 @@ use keys::{ResolvedKey, key_candidates, resolve_key};
 
 use super::provider::{self, Preset, TokenLimitField};
 use super::secret::Secret;
-use super::store::StoredLlm;
+use super::settings_file::StoredLlm;
 use crate::runtime::llm::{PublicLlmSettings, SettingSources};
 use crate::server::config::LlmConfig;
 

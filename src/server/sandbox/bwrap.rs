@@ -19,8 +19,8 @@ pub const SANDBOX_USER: &str = "user";
 pub const SANDBOX_HOME: &str = "/home/user";
 pub const SANDBOX_WORKSPACE: &str = "/home/project";
 pub const SANDBOX_HOSTNAME: &str = "rivet";
-/// Where the agent's binary appears inside.
-const AGENT_PATH: &str = "/run/rivet/sandbox-agent";
+/// Where the helper's binary appears inside.
+const HELPER_PATH: &str = "/run/rivet/sandbox-agent";
 
 /// Files of the host's `/etc` a sandbox sees (when they exist). Everything
 /// else of `/etc` is absent: no shadow, no host users, no IDE configuration.
@@ -275,7 +275,7 @@ pub fn etc_files(network: bool) -> Vec<(&'static str, String)> {
 /// Everything `bwrap` is told, apart from the descriptors' numbers.
 pub struct BwrapPlan<'a> {
     pub dirs: &'a ProjectDirs,
-    pub agent: &'a Path,
+    pub helper: &'a Path,
     pub tmp_bytes: u64,
     pub disable_userns: bool,
     pub socket_fd: RawFd,
@@ -327,7 +327,11 @@ pub fn bwrap_args(plan: &BwrapPlan<'_>) -> Vec<String> {
             format!("{SANDBOX_HOME}/.npm"),
         ]);
     }
-    args.extend(["--ro-bind".to_owned(), s(plan.agent), AGENT_PATH.to_owned()]);
+    args.extend([
+        "--ro-bind".to_owned(),
+        s(plan.helper),
+        HELPER_PATH.to_owned(),
+    ]);
     // The sandbox's own root (a tmpfs holding the mount points) is read-only
     // too: only the project, the home, /tmp and /dev/shm are writable.
     args.extend(["--remount-ro", "/"].map(String::from));
@@ -336,7 +340,7 @@ pub fn bwrap_args(plan: &BwrapPlan<'_>) -> Vec<String> {
     args.extend(
         [
             "--",
-            AGENT_PATH,
+            HELPER_PATH,
             "sandbox-agent",
             "--fd",
             &plan.socket_fd.to_string(),
@@ -362,7 +366,7 @@ mod tests {
         };
         let args = bwrap_args(&BwrapPlan {
             dirs: &dirs,
-            agent: Path::new("/opt/rivet/bin/rivet"),
+            helper: Path::new("/opt/rivet/bin/rivet"),
             tmp_bytes: 1 << 20,
             disable_userns: true,
             socket_fd: 5,

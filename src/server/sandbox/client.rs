@@ -1,8 +1,8 @@
 //! The IDE's end of a sandbox's socket: requests with replies, and the
-//! agent's events (exits, ports, file changes) dispatched to whoever waits.
+//! helper's events (exits, ports, file changes) dispatched to whoever waits.
 //!
-//! The agent runs the project's code next to it, so everything it says is
-//! treated as untrusted: sizes are bounded by the protocol, unexpected
+//! The helper runs the project's code next to it, so everything it says is
+//! treated as untrusted: sizes are bounded by the wire format, unexpected
 //! descriptors are closed, unknown ids are ignored.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
@@ -13,12 +13,12 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, oneshot, watch};
 
-use super::protocol::{
-    AgentError, AgentMessage, ErrorKind, FdChannel, Op, Reply, Request, from_header, to_header,
+use super::wire::{
+    ErrorKind, FdChannel, HelperError, HelperMessage, Op, Reply, Request, from_header, to_header,
 };
 use crate::runtime::host::{FsEvent, PortEvent, RuntimeError};
 
-/// How a process ended, as the agent saw it; `lost` when the sandbox went
+/// How a process ended, as the helper saw it; `lost` when the sandbox went
 /// away before it could say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RawExit {
@@ -130,7 +130,7 @@ pub struct Incoming {
 
 #[derive(Debug)]
 pub enum Failure {
-    Agent(AgentError),
+    Helper(HelperError),
     /// The sandbox is gone.
     Closed(String),
     /// The sandbox did not answer in time; it may still be working on it.
@@ -141,20 +141,20 @@ impl Failure {
     /// The error for an operation on `path`.
     pub fn for_path(self, path: &str) -> RuntimeError {
         match self {
-            Failure::Agent(AgentError {
+            Failure::Helper(HelperError {
                 kind: ErrorKind::NotFound,
                 ..
             }) => RuntimeError::NotFound {
                 path: path.to_owned(),
             },
-            Failure::Agent(AgentError {
+            Failure::Helper(HelperError {
                 kind: ErrorKind::Invalid,
                 message,
             }) => RuntimeError::InvalidPath {
                 path: path.to_owned(),
                 reason: message,
             },
-            Failure::Agent(AgentError { message, .. }) => RuntimeError::Io {
+            Failure::Helper(HelperError { message, .. }) => RuntimeError::Io {
                 op: "sandbox".to_owned(),
                 path: path.to_owned(),
                 message,
@@ -165,7 +165,7 @@ impl Failure {
 
     pub fn into_runtime(self) -> RuntimeError {
         match self {
-            Failure::Agent(e) => RuntimeError::Unavailable(e.message),
+            Failure::Helper(e) => RuntimeError::Unavailable(e.message),
             Failure::Closed(why) | Failure::TimedOut(why) => RuntimeError::Unavailable(why),
         }
     }
@@ -173,7 +173,7 @@ impl Failure {
 
 type Pending = oneshot::Sender<Result<Incoming, Failure>>;
 
-/// How long the IDE waits for the agent to answer a request. Spawning,
+/// How long the IDE waits for the helper to answer a request. Spawning,
 /// connecting and reading return at once or fail on their own; writes of
 /// up to 64 MiB, listings and removals of big trees may take a while on a
 /// busy disk; killing a fork bomb takes several rounds.
@@ -218,7 +218,7 @@ fn describe(op: &Op) -> String {
     }
 }
 
-pub struct AgentClient {
+pub struct HelperClient {
     channel: FdChannel,
     next_id: AtomicU64,
     pending: Mutex<HashMap<u64, Pending>>,
@@ -233,9 +233,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl AgentClient {
-    pub fn new(channel: FdChannel, events: Arc<ProjectEvents>) -> Arc<AgentClient> {
-        Arc::new(AgentClient {
+impl HelperClient {
+    pub fn new(channel: FdChannel, events: Arc<ProjectEvents>) -> Arc<HelperClient> {
+        Arc::new(HelperClient {
             channel,
             next_id: AtomicU64::new(1),
             pending: Mutex::new(HashMap::new()),
@@ -250,7 +250,7 @@ impl AgentClient {
         self.closed.borrow().is_some()
     }
 
-    /// Resolves with the agent's pid once it is ready, or the reason it
+    /// Resolves with the helper's pid once it is ready, or the reason it
     /// never will be.
     pub async fn ready(&self) -> Result<i32, String> {
         let mut ready = self.ready.subscribe();
@@ -314,7 +314,7 @@ impl AgentClient {
         result
     }
 
-    /// Reads the agent's messages until the socket closes, then fails
+    /// Reads the helper's messages until the socket closes, then fails
     /// everything still waiting.
     pub async fn run(self: Arc<Self>) {
         let why = loop {
@@ -323,7 +323,7 @@ impl AgentClient {
                 Ok(None) => break "the project's sandbox stopped".to_owned(),
                 Err(e) => break format!("the project's sandbox broke the protocol: {e}"),
             };
-            let message: AgentMessage = match from_header(&frame.header) {
+            let message: HelperMessage = match from_header(&frame.header) {
                 Ok(message) => message,
                 Err(e) => break format!("the project's sandbox broke the protocol: {e}"),
             };
@@ -332,16 +332,16 @@ impl AgentClient {
         self.close(why);
     }
 
-    fn dispatch(&self, message: AgentMessage, payload: Vec<u8>, fds: Vec<OwnedFd>) {
+    fn dispatch(&self, message: HelperMessage, payload: Vec<u8>, fds: Vec<OwnedFd>) {
         match message {
-            AgentMessage::Ready { pid } => {
+            HelperMessage::Ready { pid } => {
                 self.ready.send_replace(Some(pid));
             }
-            AgentMessage::Reply { id, result } => {
+            HelperMessage::Reply { id, result } => {
                 let Some(waiter) = lock(&self.pending).remove(&id) else {
                     return;
                 };
-                let result = result.map_err(Failure::Agent).map(|reply| {
+                let result = result.map_err(Failure::Helper).map(|reply| {
                     // The exit watch exists before anyone can miss the exit.
                     let exit = match reply {
                         Reply::Spawned { pid } => {
@@ -360,7 +360,7 @@ impl AgentClient {
                 });
                 let _ = waiter.send(result);
             }
-            AgentMessage::Exited { pid, code, signal } => {
+            HelperMessage::Exited { pid, code, signal } => {
                 if let Some(tx) = lock(&self.exits).remove(&pid) {
                     tx.send_replace(Some(RawExit {
                         code,
@@ -369,8 +369,8 @@ impl AgentClient {
                     }));
                 }
             }
-            AgentMessage::Ports { ports } => self.events.set_ports(ports.into_iter().collect()),
-            AgentMessage::Changed { changes } => {
+            HelperMessage::Ports { ports } => self.events.set_ports(ports.into_iter().collect()),
+            HelperMessage::Changed { changes } => {
                 for change in changes {
                     let _ = self.events.files.send(change);
                 }
@@ -409,40 +409,40 @@ mod tests {
     use futures::{FutureExt, StreamExt};
 
     use super::*;
-    use crate::server::sandbox::protocol::Request;
+    use crate::server::sandbox::wire::Request;
 
-    /// A client, and the agent's end of its socket.
-    fn connected() -> (Arc<AgentClient>, FdChannel) {
-        let (ide, agent) = socketpair(
+    /// A client, and the helper's end of its socket.
+    fn connected() -> (Arc<HelperClient>, FdChannel) {
+        let (ide, helper) = socketpair(
             AddressFamily::Unix,
             SockType::Stream,
             None,
             SockFlag::SOCK_CLOEXEC,
         )
         .unwrap();
-        let client = AgentClient::new(
+        let client = HelperClient::new(
             FdChannel::new(ide).unwrap(),
             Arc::new(ProjectEvents::default()),
         );
         tokio::spawn(client.clone().run());
-        (client, FdChannel::new(agent).unwrap())
+        (client, FdChannel::new(helper).unwrap())
     }
 
     #[tokio::test]
     async fn a_request_the_sandbox_never_answers_fails_naming_it() {
-        let (client, agent) = connected();
-        // An agent stuck on every read, answering everything else.
+        let (client, helper) = connected();
+        // A helper stuck on every read, answering everything else.
         tokio::spawn(async move {
-            while let Ok(Some(frame)) = agent.recv().await {
+            while let Ok(Some(frame)) = helper.recv().await {
                 let request: Request = from_header(&frame.header).unwrap();
                 if matches!(request.op, Op::ReadFile { .. }) {
                     continue;
                 }
-                let reply = AgentMessage::Reply {
+                let reply = HelperMessage::Reply {
                     id: request.id,
                     result: Ok(Reply::Done),
                 };
-                agent
+                helper
                     .send(&to_header(&reply).unwrap(), &[], &[])
                     .await
                     .unwrap();

@@ -33,7 +33,7 @@ fn unavailable(message: String) -> RuntimeError {
 pub fn prepare_dirs(
     data_dir: &Path,
     dirs: &ProjectDirs,
-    agent: &Path,
+    helper: &Path,
     run_as: Option<(u32, u32)>,
 ) -> Result<(), RuntimeError> {
     let fail = |path: &Path, e: std::io::Error| {
@@ -74,10 +74,10 @@ pub fn prepare_dirs(
             ))
         })?;
     }
-    reachable(agent, uid, gid).map_err(|blocked| {
+    reachable(helper, uid, gid).map_err(|blocked| {
         unavailable(format!(
             "the sandbox user (uid {uid}) cannot reach Rivet's own binary {}: {} is closed to it",
-            agent.display(),
+            helper.display(),
             blocked.display()
         ))
     })

@@ -2,7 +2,7 @@
 //! package registries, through an HTTP(S) proxy the IDE serves.
 //!
 //! Such a sandbox has no network interface but its loopback: no route to the
-//! LAN, to the host's addresses or to cloud metadata. The agent listens on
+//! LAN, to the host's addresses or to cloud metadata. The helper listens on
 //! `127.0.0.1:3128` inside the sandbox's network namespace and hands the
 //! listening socket to the IDE ([`Op::Listen`]); the IDE accepts on it and
 //! connects upstream itself, only to the hosts of the allow-list
@@ -21,8 +21,8 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 
 pub use self::allow::{AllowList, Authority, BadEntry};
-use super::client::{AgentClient, Failure};
-use super::protocol::{Op, Reply};
+use super::client::{Failure, HelperClient};
+use super::wire::{Op, Reply};
 use crate::server::config::SandboxConfig;
 
 /// The port the proxy listens on inside every `registry` sandbox.
@@ -131,10 +131,10 @@ impl Drop for Proxy {
     }
 }
 
-/// Has the sandbox's agent listen on [`PROXY_PORT`] inside, and serves the
+/// Has the sandbox's helper listen on [`PROXY_PORT`] inside, and serves the
 /// proxy on that socket.
 pub async fn start(
-    client: &AgentClient,
+    client: &HelperClient,
     policy: &EgressPolicy,
     project: &str,
 ) -> Result<Proxy, String> {
@@ -142,7 +142,7 @@ pub async fn start(
         .request(Op::Listen { port: PROXY_PORT }, &[], &[])
         .await
         .map_err(|e| match e {
-            Failure::Agent(e) => e.message,
+            Failure::Helper(e) => e.message,
             Failure::Closed(why) | Failure::TimedOut(why) => why,
         })?;
     if !matches!(incoming.reply, Reply::Listening) {

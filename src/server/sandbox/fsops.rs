@@ -1,4 +1,4 @@
-//! File operations the agent performs for the IDE, inside the sandbox: they
+//! File operations the helper performs for the IDE, inside the sandbox: they
 //! run as the sandbox's user and see only what the sandbox sees, so a symlink
 //! planted by code in the project cannot lead them to the host's files.
 //!
@@ -8,14 +8,14 @@
 //! Writes are atomic (`server::atomic`). Listings skip the folders of
 //! `runtime::tree` and stop at [`MAX_ENTRIES`] entries or [`MAX_LISTING_BYTES`]
 //! of encoded entries, whichever comes first, so a reply always fits the
-//! protocol's header.
+//! wire format's header.
 
 use std::fs;
 use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use super::protocol::{AgentError, ErrorKind, MAX_HEADER, MAX_PAYLOAD, Op, Reply};
+use super::wire::{ErrorKind, HelperError, MAX_HEADER, MAX_PAYLOAD, Op, Reply};
 use crate::runtime::host::{DirEntry, EntryKind};
 use crate::runtime::path::ProjectPath;
 use crate::runtime::tree::is_skipped_dir;
@@ -25,7 +25,7 @@ use crate::server::atomic;
 /// truncated.
 pub const MAX_ENTRIES: usize = 10_000;
 /// Most bytes of encoded entries one listing returns (long names reach this
-/// before [`MAX_ENTRIES`]); well under the protocol's [`MAX_HEADER`].
+/// before [`MAX_ENTRIES`]); well under the wire format's [`MAX_HEADER`].
 pub const MAX_LISTING_BYTES: usize = MAX_HEADER * 3 / 4;
 
 /// What a listing found, and whether it was cut short.
@@ -52,8 +52,8 @@ impl Listing {
 }
 
 /// Runs one file operation; the reply and, for a read, the file's contents.
-pub fn perform(root: &Path, op: Op, payload: &[u8]) -> Result<(Reply, Vec<u8>), AgentError> {
-    let done = |r: Result<(), AgentError>| r.map(|()| (Reply::Done, Vec::new()));
+pub fn perform(root: &Path, op: Op, payload: &[u8]) -> Result<(Reply, Vec<u8>), HelperError> {
+    let done = |r: Result<(), HelperError>| r.map(|()| (Reply::Done, Vec::new()));
     match op {
         Op::ReadFile { path } => read_file(root, &path).map(|contents| (Reply::File, contents)),
         Op::WriteFile { path } => done(write_file(root, &path, payload)),
@@ -71,28 +71,28 @@ pub fn perform(root: &Path, op: Op, payload: &[u8]) -> Result<(Reply, Vec<u8>), 
         | Op::KillTree { .. }
         | Op::Connect { .. }
         | Op::Listen { .. }
-        | Op::Shutdown => Err(AgentError::invalid("not a file operation")),
+        | Op::Shutdown => Err(HelperError::invalid("not a file operation")),
     }
 }
 
-fn error(path: &ProjectPath, op: &str, e: &io::Error) -> AgentError {
+fn error(path: &ProjectPath, op: &str, e: &io::Error) -> HelperError {
     let kind = match e.kind() {
         io::ErrorKind::NotFound => ErrorKind::NotFound,
         _ if e.raw_os_error() == Some(libc::ELOOP) => {
-            return AgentError::invalid(format!(
+            return HelperError::invalid(format!(
                 "{op} {path}: is a symbolic link (file operations do not follow links)"
             ));
         }
         _ => ErrorKind::Io,
     };
-    AgentError {
+    HelperError {
         kind,
         message: format!("{op} {path}: {e}"),
     }
 }
 
 /// Refuses anything but a regular file, naming what it is.
-fn regular_only(path: &ProjectPath, op: &str, kind: fs::FileType) -> Result<(), AgentError> {
+fn regular_only(path: &ProjectPath, op: &str, kind: fs::FileType) -> Result<(), HelperError> {
     let what = if kind.is_file() {
         return Ok(());
     } else if kind.is_dir() {
@@ -108,28 +108,28 @@ fn regular_only(path: &ProjectPath, op: &str, kind: fs::FileType) -> Result<(), 
     } else {
         "something else"
     };
-    Err(AgentError::invalid(format!(
+    Err(HelperError::invalid(format!(
         "{op} {path}: is {what}, not a regular file"
     )))
 }
 
-pub fn resolve(root: &Path, raw: &str) -> Result<(ProjectPath, PathBuf), AgentError> {
+pub fn resolve(root: &Path, raw: &str) -> Result<(ProjectPath, PathBuf), HelperError> {
     let path = ProjectPath::parse_any(raw)
-        .map_err(|e| AgentError::invalid(format!("invalid path {raw:?}: {e}")))?;
+        .map_err(|e| HelperError::invalid(format!("invalid path {raw:?}: {e}")))?;
     let full = root.join(path.as_str());
     Ok((path, full))
 }
 
-fn not_root(path: &ProjectPath, op: &str) -> Result<(), AgentError> {
+fn not_root(path: &ProjectPath, op: &str) -> Result<(), HelperError> {
     if path.is_root() {
-        return Err(AgentError::invalid(format!(
+        return Err(HelperError::invalid(format!(
             "cannot {op} the project's root"
         )));
     }
     Ok(())
 }
 
-pub fn read_file(root: &Path, raw: &str) -> Result<Vec<u8>, AgentError> {
+pub fn read_file(root: &Path, raw: &str) -> Result<Vec<u8>, HelperError> {
     let (path, full) = resolve(root, raw)?;
     let kind = fs::symlink_metadata(&full)
         .map_err(|e| error(&path, "read", &e))?
@@ -145,7 +145,7 @@ pub fn read_file(root: &Path, raw: &str) -> Result<Vec<u8>, AgentError> {
     let meta = file.metadata().map_err(|e| error(&path, "read", &e))?;
     regular_only(&path, "read", meta.file_type())?;
     if meta.len() > MAX_PAYLOAD as u64 {
-        return Err(AgentError::invalid(format!(
+        return Err(HelperError::invalid(format!(
             "read {path}: larger than {} MiB",
             MAX_PAYLOAD >> 20
         )));
@@ -160,7 +160,7 @@ pub fn read_file(root: &Path, raw: &str) -> Result<Vec<u8>, AgentError> {
 
 /// Writes a whole file atomically; what stands under its name must be a
 /// regular file or nothing.
-pub fn write_file(root: &Path, raw: &str, contents: &[u8]) -> Result<(), AgentError> {
+pub fn write_file(root: &Path, raw: &str, contents: &[u8]) -> Result<(), HelperError> {
     let (path, full) = resolve(root, raw)?;
     not_root(&path, "write")?;
     if let Some(parent) = full.parent() {
@@ -174,12 +174,12 @@ pub fn write_file(root: &Path, raw: &str, contents: &[u8]) -> Result<(), AgentEr
     atomic::write(&full, contents).map_err(|e| error(&path, "write", &e))
 }
 
-pub fn mkdir(root: &Path, raw: &str) -> Result<(), AgentError> {
+pub fn mkdir(root: &Path, raw: &str) -> Result<(), HelperError> {
     let (path, full) = resolve(root, raw)?;
     fs::create_dir_all(&full).map_err(|e| error(&path, "mkdir", &e))
 }
 
-pub fn remove(root: &Path, raw: &str) -> Result<(), AgentError> {
+pub fn remove(root: &Path, raw: &str) -> Result<(), HelperError> {
     let (path, full) = resolve(root, raw)?;
     not_root(&path, "remove")?;
     let meta = fs::symlink_metadata(&full).map_err(|e| error(&path, "remove", &e))?;
@@ -192,7 +192,7 @@ pub fn remove(root: &Path, raw: &str) -> Result<(), AgentError> {
     result.map_err(|e| error(&path, "remove", &e))
 }
 
-pub fn rename(root: &Path, from: &str, to: &str) -> Result<(), AgentError> {
+pub fn rename(root: &Path, from: &str, to: &str) -> Result<(), HelperError> {
     let (from_path, from_full) = resolve(root, from)?;
     let (to_path, to_full) = resolve(root, to)?;
     not_root(&from_path, "move")?;
@@ -245,7 +245,7 @@ fn read_dir(root: &Path, dir: &Path) -> io::Result<Vec<DirEntry>> {
 /// The entries of a directory, or (`recursive`) of everything below it but
 /// the skipped folders' insides, in path order; cut short past
 /// [`MAX_ENTRIES`] or [`MAX_LISTING_BYTES`].
-pub fn list(root: &Path, raw: &str, recursive: bool) -> Result<Listing, AgentError> {
+pub fn list(root: &Path, raw: &str, recursive: bool) -> Result<Listing, HelperError> {
     let (path, full) = resolve(root, raw)?;
     let top = read_dir(root, &full).map_err(|e| error(&path, "list", &e))?;
     let mut listing = Listing::default();
@@ -325,7 +325,7 @@ mod tests {
     }
 
     /// Runs `f` on a thread and fails the test if it has not returned
-    /// within a (generous) minute: a blocked agent would never return.
+    /// within a (generous) minute: a blocked helper would never return.
     fn returns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -336,7 +336,7 @@ mod tests {
     }
 
     #[test]
-    fn a_fifo_in_place_of_a_file_does_not_block_the_agent() {
+    fn a_fifo_in_place_of_a_file_does_not_block_the_helper() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_owned();
         nix::unistd::mkfifo(&root.join("App.jsx"), nix::sys::stat::Mode::S_IRWXU).unwrap();

@@ -1,6 +1,6 @@
-//! Starting and stopping one project's sandbox: `bwrap` with the agent as
+//! Starting and stopping one project's sandbox: `bwrap` with the helper as
 //! the init of its namespaces, `slirp4netns` or the registry proxy for its
-//! network, or, with `--unsafe-no-sandbox`, the agent alone.
+//! network, or, with `--unsafe-no-sandbox`, the helper alone.
 
 use std::io::{Seek, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -18,12 +18,12 @@ use super::SandboxSettings;
 use super::bwrap::{
     BwrapPlan, ETC_ALLOWED, Host, SANDBOX_HOME, SANDBOX_WORKSPACE, bwrap_args, etc_files,
 };
-use super::client::{AgentClient, ProjectEvents};
+use super::client::{HelperClient, ProjectEvents};
 use super::dirs::ProjectDirs;
 use super::egress::{self, Proxy};
 use super::launcher::{Launched, launch};
-use super::protocol::{FdChannel, Op};
 use super::sys::clear_cloexec;
+use super::wire::{FdChannel, Op};
 use crate::runtime::host::RuntimeError;
 
 /// How long a sandbox gets to come up.
@@ -31,8 +31,8 @@ const START_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// A running sandbox.
 pub struct Sandbox {
-    pub client: Arc<AgentClient>,
-    /// `bwrap`, or the agent itself without isolation.
+    pub client: Arc<HelperClient>,
+    /// `bwrap`, or the helper itself without isolation.
     main: Launched,
     /// slirp4netns, and the pipe whose closing tells it to exit.
     slirp: Option<(Launched, OwnedFd)>,
@@ -54,7 +54,7 @@ impl Sandbox {
         !self.client.is_closed() && !self.main.has_exited()
     }
 
-    /// Host pid of `bwrap` (or of the agent without isolation).
+    /// Host pid of `bwrap` (or of the helper without isolation).
     pub fn main_pid(&self) -> u32 {
         self.main.pid
     }
@@ -65,7 +65,7 @@ impl Sandbox {
             let shutdown = self.client.request(Op::Shutdown, &[], &[]);
             let _ = tokio::time::timeout(Duration::from_secs(2), shutdown).await;
         }
-        // The agent exits after a shutdown, and with it the pid namespace.
+        // The helper exits after a shutdown, and with it the pid namespace.
         if !self.main.wait(Duration::from_secs(1)).await {
             self.main.kill(Duration::from_secs(2)).await;
         }
@@ -111,7 +111,7 @@ fn inherit(command: &mut std::process::Command, fds: Vec<RawFd>) {
     }
 }
 
-/// Logs what a sandbox writes on stderr (bwrap's and the agent's own
+/// Logs what a sandbox writes on stderr (bwrap's and the helper's own
 /// messages) and keeps the beginning to explain a failed start.
 fn log_stderr(project: &str, fd: OwnedFd) -> watch::Receiver<String> {
     let (tx, rx) = watch::channel(String::new());
@@ -144,7 +144,7 @@ fn unavailable(message: String) -> RuntimeError {
     RuntimeError::Unavailable(message)
 }
 
-/// Starts a project's sandbox and waits until its agent is ready.
+/// Starts a project's sandbox and waits until its helper is ready.
 pub async fn start(
     settings: &SandboxSettings,
     host: &Host,
@@ -156,7 +156,7 @@ pub async fn start(
         let what = what.to_owned();
         move |e: std::io::Error| unavailable(format!("cannot start the sandbox: {what}: {e}"))
     };
-    let (ide_end, agent_end) = socketpair(
+    let (ide_end, helper_end) = socketpair(
         AddressFamily::Unix,
         SockType::Stream,
         None,
@@ -171,11 +171,11 @@ pub async fn start(
     let (main, network, isolated) = match &host.bwrap {
         None => {
             tracing::warn!(%project, "starting the project WITHOUT a sandbox (--unsafe-no-sandbox)");
-            let mut command = std::process::Command::new(&settings.agent_exe);
+            let mut command = std::process::Command::new(&settings.helper_exe);
             command
                 .arg("sandbox-agent")
                 .arg("--fd")
-                .arg(agent_end.as_raw_fd().to_string())
+                .arg(helper_end.as_raw_fd().to_string())
                 .arg("--root")
                 .arg(&dirs.workspace)
                 .current_dir(&dirs.workspace)
@@ -183,7 +183,7 @@ pub async fn start(
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::from(err_write));
-            inherit(&mut command, vec![agent_end.as_raw_fd()]);
+            inherit(&mut command, vec![helper_end.as_raw_fd()]);
             let main = launch(command).await.map_err(io("agent"))?;
             (main, None, false)
         }
@@ -206,10 +206,10 @@ pub async fn start(
                 .collect();
             let args = bwrap_args(&BwrapPlan {
                 dirs,
-                agent: &settings.agent_exe,
+                helper: &settings.helper_exe,
                 tmp_bytes: settings.config.tmp_mb * 1024 * 1024,
                 disable_userns: host.disable_userns,
-                socket_fd: agent_end.as_raw_fd(),
+                socket_fd: helper_end.as_raw_fd(),
                 info_fd: info_write.as_raw_fd(),
                 files: &file_fds,
                 etc: &etc,
@@ -226,7 +226,7 @@ pub async fn start(
                 command.uid(uid).gid(gid);
             }
             let mut keep: Vec<RawFd> = file_fds.iter().map(|(fd, _)| *fd).collect();
-            keep.extend([agent_end.as_raw_fd(), info_write.as_raw_fd()]);
+            keep.extend([helper_end.as_raw_fd(), info_write.as_raw_fd()]);
             inherit(&mut command, keep);
             let main = launch(command).await.map_err(io("bwrap"))?;
             drop(info_write);
@@ -248,10 +248,10 @@ pub async fn start(
             (main, Some((child, slirp_stderr)), true)
         }
     };
-    drop(agent_end);
+    drop(helper_end);
 
     let channel = FdChannel::new(ide_end).map_err(io("socket"))?;
-    let client = AgentClient::new(channel, events);
+    let client = HelperClient::new(channel, events);
     tokio::spawn(client.clone().run());
     let (workspace_inside, home_inside) = if isolated {
         (
@@ -280,7 +280,7 @@ pub async fn start(
     match tokio::time::timeout(START_TIMEOUT, sandbox.client.ready()).await {
         Ok(Ok(_pid)) => {
             // Only now: bwrap has finished configuring the namespace's
-            // loopback before it ran the agent, and slirp4netns configuring
+            // loopback before it ran the helper, and slirp4netns configuring
             // the same namespace at the same time made bwrap fail
             // ("loopback: Failed RTM_NEWADDR").
             if let (Some(slirp), Some((child, slirp_stderr))) = (&host.slirp, network) {

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::protocol::Rlimits;
+use super::wire::Rlimits;
 use crate::runtime::host::{ExitStatus, Limit};
 use crate::server::config::SandboxConfig;
 

@@ -1,8 +1,8 @@
 //! Which TCP ports servers listen on, from `/proc/net/tcp{,6}`.
 //!
-//! In a sandbox the agent has its own network namespace, so every listening
+//! In a sandbox the helper has its own network namespace, so every listening
 //! socket there belongs to the project. Without isolation the table is the
-//! host's, and only sockets held by the agent's descendants count.
+//! host's, and only sockets held by the helper's descendants count.
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
@@ -69,7 +69,7 @@ fn socket_inodes(root: i32) -> HashSet<u64> {
 }
 
 /// The ports listening now: all of them in a sandbox, or those of the
-/// processes under `owner` when the agent shares the host's network.
+/// processes under `owner` when the helper shares the host's network.
 pub fn listening(isolated: bool, owner: i32) -> BTreeSet<u16> {
     let all = listeners();
     if isolated {

@@ -8,7 +8,7 @@
 //! refuses requests sent from a preview's origin to the IDE). A preview
 //! needs the IDE's session cookie like any page, and the proxy strips it
 //! before the request goes on. The proxy reaches a server through the
-//! project's own agent (a socket connected inside the sandbox), so one
+//! project's own helper (a socket connected inside the sandbox), so one
 //! project's host can only ever reach that project's ports.
 //!
 //! HTML pages get the error reporter on their way ([`reporter`]).
@@ -27,7 +27,7 @@ use tokio::net::TcpStream;
 
 use super::SandboxManager;
 use super::client::Failure;
-use super::protocol::Op;
+use super::wire::Op;
 use crate::runtime::preview::{HostKind, PreviewHost, classify_host, host_name, host_port};
 use crate::runtime::project::ProjectId;
 use crate::server::access::{Access, client_address, refuse_preview, request_host};
@@ -121,7 +121,7 @@ async fn connect(
         .request(Op::Connect { port }, &[], &[])
         .await
         .map_err(|e| match e {
-            Failure::Agent(e) => e.message,
+            Failure::Helper(e) => e.message,
             Failure::Closed(why) | Failure::TimedOut(why) => why,
         })?;
     let fd: OwnedFd = incoming

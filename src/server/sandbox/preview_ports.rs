@@ -350,7 +350,7 @@ mod tests {
         let manager = SandboxManager::new(SandboxSettings {
             data_dir: dir.path().to_owned(),
             config,
-            agent_exe: PathBuf::new(),
+            helper_exe: PathBuf::new(),
             isolation: Isolation::Bubblewrap,
         });
         // The listeners' own behaviour, without the IDE's session.

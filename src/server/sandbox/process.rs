@@ -1,5 +1,5 @@
 //! A process of a sandbox, seen from the IDE: its output read straight from
-//! the pipe or terminal the IDE holds, its exit reported by the agent, its
+//! the pipe or terminal the IDE holds, its exit reported by the helper, its
 //! limits judged here.
 
 use std::io;
@@ -16,8 +16,8 @@ use tokio_stream::wrappers::ReceiverStream;
 use super::client::{Failure, Incoming, RawExit};
 use super::launch::Sandbox;
 use super::limits::{self, Ending, Limits};
-use super::protocol::{Op, Reply, SpawnRequest, register, set_nonblocking};
 use super::sys;
+use super::wire::{Op, Reply, SpawnRequest, register, set_nonblocking};
 use crate::runtime::host::{EventStream, ExitStatus, Limit, Process, PtySize, RuntimeError};
 
 /// Output chunks buffered for a reader that has not taken the stream yet;

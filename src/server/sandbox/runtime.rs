@@ -11,7 +11,7 @@ use super::bwrap::SANDBOX_USER;
 use super::client::{Failure, Incoming, ProjectEvents};
 use super::launch::Sandbox;
 use super::process::{Launch, QuotaNote, SandboxProcess};
-use super::protocol::{Op, Reply};
+use super::wire::{Op, Reply};
 use crate::runtime::host::{
     CommandKind, CommandSpec, DirEntry, EventStream, FsEvent, PortEvent, Process, PtySize, Runtime,
     RuntimeError, checked_path,
@@ -220,7 +220,7 @@ impl Runtime for ProjectRuntime {
     }
 
     async fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), RuntimeError> {
-        if contents.len() > super::protocol::MAX_PAYLOAD {
+        if contents.len() > super::wire::MAX_PAYLOAD {
             return Err(RuntimeError::Io {
                 op: "write".to_owned(),
                 path: path.to_owned(),

@@ -1,4 +1,4 @@
-//! Small Linux helpers shared by the IDE side and the agent: descriptor
+//! Small Linux utilities shared by the IDE side and the sandbox's helper: descriptor
 //! flags, terminal sizes and `/proc`.
 
 use std::io;

@@ -40,10 +40,12 @@ type Key = (ProjectId, String);
 /// The terminals of every project.
 #[derive(Default)]
 pub struct Terminals {
-    sessions: tokio::sync::Mutex<HashMap<Key, Arc<Session>>>,
+    shells: tokio::sync::Mutex<HashMap<Key, Arc<Shell>>>,
 }
 
-pub struct Session {
+/// One terminal's shell: its process and the output kept for the viewers
+/// that reconnect.
+pub struct Shell {
     process: SandboxProcess,
     /// The recent output; appended under this lock together with the
     /// broadcast, so a new viewer's snapshot and subscription meet exactly.
@@ -51,7 +53,7 @@ pub struct Session {
     ended: watch::Receiver<Option<ExitStatus>>,
 }
 
-impl Session {
+impl Shell {
     /// The scrollback so far and the output from now on.
     fn attach(&self) -> (Vec<u8>, broadcast::Receiver<Bytes>) {
         let guard = self.scrollback.lock().unwrap_or_else(|e| e.into_inner());
@@ -76,25 +78,25 @@ impl Terminals {
         project: &ProjectId,
         name: &str,
         size: PtySize,
-    ) -> Result<Arc<Session>, RuntimeError> {
+    ) -> Result<Arc<Shell>, RuntimeError> {
         let key = (project.clone(), name.to_owned());
-        let mut sessions = self.sessions.lock().await;
-        if let Some(session) = sessions.get(&key).filter(|s| s.ended.borrow().is_none()) {
-            return Ok(session.clone());
+        let mut shells = self.shells.lock().await;
+        if let Some(shell) = shells.get(&key).filter(|s| s.ended.borrow().is_none()) {
+            return Ok(shell.clone());
         }
         let runtime = manager.project_runtime(project);
         let argv = vec!["/bin/bash".to_owned(), "-i".to_owned()];
         let process = runtime.spawn_argv(argv, Some(size)).await?;
         let output = process.take_output();
         let (ended_tx, ended) = watch::channel(None);
-        let session = Arc::new(Session {
+        let shell = Arc::new(Shell {
             process,
             scrollback: Mutex::new((Vec::new(), broadcast::channel(1024).0)),
             ended,
         });
-        sessions.insert(key.clone(), session.clone());
+        shells.insert(key.clone(), shell.clone());
         let manager = manager.clone();
-        let pumped = session.clone();
+        let pumped = shell.clone();
         tokio::spawn(async move {
             if let Some(mut output) = output {
                 while let Some(chunk) = output.next().await {
@@ -103,31 +105,31 @@ impl Terminals {
             }
             let status = pumped.process.wait().await;
             ended_tx.send_replace(Some(status));
-            let mut sessions = manager.terminals.sessions.lock().await;
-            if sessions.get(&key).is_some_and(|s| Arc::ptr_eq(s, &pumped)) {
-                sessions.remove(&key);
+            let mut shells = manager.terminals.shells.lock().await;
+            if shells.get(&key).is_some_and(|s| Arc::ptr_eq(s, &pumped)) {
+                shells.remove(&key);
             }
         });
-        Ok(session)
+        Ok(shell)
     }
 
-    /// Ends the shell of `session` (terminal `name`) and forgets it at once,
+    /// Ends `shell` (terminal `name`) and forgets it at once,
     /// so the next tab of that name starts a new shell even while this one
     /// is still exiting.
-    async fn close(&self, project: &ProjectId, name: &str, session: &Arc<Session>) {
+    async fn close(&self, project: &ProjectId, name: &str, shell: &Arc<Shell>) {
         let key = (project.clone(), name.to_owned());
         {
-            let mut sessions = self.sessions.lock().await;
-            if sessions.get(&key).is_some_and(|s| Arc::ptr_eq(s, session)) {
-                sessions.remove(&key);
+            let mut shells = self.shells.lock().await;
+            if shells.get(&key).is_some_and(|s| Arc::ptr_eq(s, shell)) {
+                shells.remove(&key);
             }
         }
-        let _ = session.process.kill().await;
+        let _ = shell.process.kill().await;
     }
 
     /// Forgets a project's terminals; their shells end with its sandbox.
     pub async fn close_project(&self, project: &ProjectId) {
-        self.sessions.lock().await.retain(|(p, _), _| p != project);
+        self.shells.lock().await.retain(|(p, _), _| p != project);
     }
 }
 
@@ -214,12 +216,12 @@ async fn bridge(
     size: PtySize,
 ) {
     let (mut sink, mut incoming) = socket.split();
-    let session = match manager
+    let shell = match manager
         .terminals
         .open(&manager, &project, &name, size)
         .await
     {
-        Ok(session) => session,
+        Ok(shell) => shell,
         Err(e) => {
             let _ = sink
                 .send(event(
@@ -230,12 +232,12 @@ async fn bridge(
             return;
         }
     };
-    let _ = session.process.resize(size).await;
-    let (scrollback, mut live) = session.attach();
+    let _ = shell.process.resize(size).await;
+    let (scrollback, mut live) = shell.attach();
     if !scrollback.is_empty() && sink.send(Message::Binary(scrollback.into())).await.is_err() {
         return;
     }
-    let mut ended = session.ended.clone();
+    let mut ended = shell.ended.clone();
     loop {
         tokio::select! {
             chunk = live.recv() => match chunk {
@@ -265,12 +267,12 @@ async fn bridge(
                         Ok(Control::Input { data }) => Some(data.into_bytes()),
                         Ok(Control::Resize { cols, rows }) => {
                             if cols > 0 && rows > 0 {
-                                let _ = session.process.resize(PtySize { cols, rows }).await;
+                                let _ = shell.process.resize(PtySize { cols, rows }).await;
                             }
                             None
                         }
                         Ok(Control::Close) => {
-                            manager.terminals.close(&project, &name, &session).await;
+                            manager.terminals.close(&project, &name, &shell).await;
                             None
                         }
                         Err(_) => None,
@@ -279,7 +281,7 @@ async fn bridge(
                     Message::Ping(_) | Message::Pong(_) => None,
                 };
                 if let Some(input) = input
-                    && session.process.write_stdin(&input).await.is_err()
+                    && shell.process.write_stdin(&input).await.is_err()
                 {
                     return;
                 }

@@ -1,4 +1,6 @@
-//! The registry of sessions and the publish/subscribe core.
+//! One project's session, the publish/subscribe core: each event is folded
+//! into the state, numbered, stored (a stored session) and only then sent
+//! to the subscribers. (The open projects are `session::OpenProjects`.)
 //!
 //! A stored session holds the output of its processes back for a window
 //! (the store's `OutputGate`): the terminal text published within

@@ -16,8 +16,10 @@ pub const FORMAT: &str = "rivet.conversation";
 /// The version this server writes and reads.
 pub const VERSION: u32 = 1;
 
+/// The whole document: its format and version, the project, its messages,
+/// events and files.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-pub struct Conversation {
+pub struct ExportedConversation {
     pub format: String,
     pub version: u32,
     pub project: ExportedProject,
@@ -121,8 +123,8 @@ impl From<ExportedMessage> for MessageRow {
 }
 
 /// Reads a conversation JSON, refusing other formats and versions.
-pub fn parse(bytes: &[u8]) -> Result<Conversation, TransferError> {
-    let conversation: Conversation = serde_json::from_slice(bytes)
+pub fn parse(bytes: &[u8]) -> Result<ExportedConversation, TransferError> {
+    let conversation: ExportedConversation = serde_json::from_slice(bytes)
         .map_err(|e| TransferError::Conversation(format!("unreadable JSON: {e}")))?;
     if conversation.format != FORMAT || conversation.version != VERSION {
         return Err(TransferError::Conversation(format!(

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::FixContext;
 use crate::runtime::project::ProjectId;
 use crate::runtime::session::SessionEvent;
-use crate::server::llm::store::{SettingsStore, StoreError};
+use crate::server::llm::settings_file::{SettingsFile, SettingsFileError};
 use crate::server::session::api::{ApiError, open_project};
 use crate::server::state::AppState;
 
@@ -21,22 +21,21 @@ pub fn effective(server: bool, project: Option<bool>, global: bool) -> bool {
 }
 
 /// The global setting; on when never set or unreadable.
-pub fn global(store: &SettingsStore) -> bool {
-    store
-        .load()
+pub fn global(file: &SettingsFile) -> bool {
+    file.load()
         .ok()
         .and_then(|s| s.other.get(SECTION)?.get("auto")?.as_bool())
         .unwrap_or(true)
 }
 
-pub fn set_global(store: &SettingsStore, enabled: bool) -> Result<(), StoreError> {
-    store.set_section(SECTION, json!({ "auto": enabled }))
+pub fn set_global(file: &SettingsFile, enabled: bool) -> Result<(), SettingsFileError> {
+    file.set_section(SECTION, json!({ "auto": enabled }))
 }
 
 /// Whether the loop `cx` may make attempts.
 pub fn is_on(cx: &FixContext) -> bool {
     let project = cx.project.session.read(|s| s.auto_fix);
-    effective(cx.config.enabled, project, global(cx.llm.settings_store()))
+    effective(cx.config.enabled, project, global(cx.llm.settings_file()))
 }
 
 /// The project's own choice (the chat's switch).
@@ -66,13 +65,13 @@ mod tests {
     #[test]
     fn the_global_setting_is_kept_beside_the_llm_settings() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SettingsStore::in_dir(dir.path());
-        assert!(global(&store), "on until switched off");
-        set_global(&store, false).unwrap();
-        assert!(!global(&store));
-        let saved = store.load().unwrap();
+        let file = SettingsFile::in_dir(dir.path());
+        assert!(global(&file), "on until switched off");
+        set_global(&file, false).unwrap();
+        assert!(!global(&file));
+        let saved = file.load().unwrap();
         assert_eq!(saved.other["fix"]["auto"], false);
-        set_global(&store, true).unwrap();
-        assert!(global(&store));
+        set_global(&file, true).unwrap();
+        assert!(global(&file));
     }
 }

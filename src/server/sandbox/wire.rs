@@ -1,9 +1,11 @@
-//! What the IDE and a sandbox's agent say to each other, and how: frames of
-//! JSON with an optional binary payload and file descriptors (SCM_RIGHTS),
-//! over the unix socket pair the IDE creates when it starts the sandbox.
+//! The wire format between the IDE and a sandbox's helper: what they say to
+//! each other, and how: frames of JSON with an optional binary payload and
+//! file descriptors (SCM_RIGHTS), over the unix socket pair the IDE creates
+//! when it starts the sandbox. (Not the bolt protocol of answers, which is
+//! `runtime::protocol`.)
 //!
 //! Process output never crosses this socket: the IDE creates the pipes (the
-//! agent creates a terminal inside the sandbox and sends its master back) and
+//! helper creates a terminal inside the sandbox and sends its master back) and
 //! reads them itself.
 
 use std::collections::VecDeque;
@@ -26,7 +28,7 @@ pub const MAX_FDS: usize = 4;
 /// header length, payload length, descriptor count: three little-endian u32.
 const PREFIX: usize = 12;
 
-/// A request from the IDE, answered by one [`AgentMessage::Reply`] with the
+/// A request from the IDE, answered by one [`HelperMessage::Reply`] with the
 /// same id.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Request {
@@ -104,12 +106,12 @@ pub struct Rlimits {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum AgentMessage {
-    /// Sent once, when the agent is ready for requests.
+pub enum HelperMessage {
+    /// Sent once, when the helper is ready for requests.
     Ready { pid: i32 },
     Reply {
         id: u64,
-        result: Result<Reply, AgentError>,
+        result: Result<Reply, HelperError>,
     },
     /// A process the IDE started has ended.
     Exited {
@@ -136,7 +138,7 @@ pub enum Reply {
     },
     /// The payload is the file's contents.
     File,
-    /// A listing; `truncated` when the agent cut it short (see
+    /// A listing; `truncated` when the helper cut it short (see
     /// `fsops::MAX_ENTRIES`), so the reply always fits [`MAX_HEADER`].
     Entries {
         entries: Vec<DirEntry>,
@@ -158,21 +160,21 @@ pub enum ErrorKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AgentError {
+pub struct HelperError {
     pub kind: ErrorKind,
     pub message: String,
 }
 
-impl AgentError {
-    pub fn io(message: impl Into<String>) -> AgentError {
-        AgentError {
+impl HelperError {
+    pub fn io(message: impl Into<String>) -> HelperError {
+        HelperError {
             kind: ErrorKind::Io,
             message: message.into(),
         }
     }
 
-    pub fn invalid(message: impl Into<String>) -> AgentError {
-        AgentError {
+    pub fn invalid(message: impl Into<String>) -> HelperError {
+        HelperError {
             kind: ErrorKind::Invalid,
             message: message.into(),
         }

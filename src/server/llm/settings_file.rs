@@ -81,7 +81,7 @@ impl fmt::Debug for StoredLlm {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub enum SettingsFileError {
     #[error("cannot read {path}: {source}")]
     Read {
         path: PathBuf,
@@ -105,16 +105,16 @@ pub enum StoreError {
 
 /// Reads and writes `settings.json`; one writer at a time.
 #[derive(Debug)]
-pub struct SettingsStore {
+pub struct SettingsFile {
     path: PathBuf,
     write_lock: Mutex<()>,
 }
 
-impl SettingsStore {
+impl SettingsFile {
     pub const FILE_NAME: &'static str = "settings.json";
 
-    pub fn in_dir(data_dir: &Path) -> SettingsStore {
-        SettingsStore {
+    pub fn in_dir(data_dir: &Path) -> SettingsFile {
+        SettingsFile {
             path: data_dir.join(Self::FILE_NAME),
             write_lock: Mutex::new(()),
         }
@@ -125,27 +125,27 @@ impl SettingsStore {
     }
 
     /// The saved settings; none saved yet is the empty default.
-    pub fn load(&self) -> Result<StoredSettings, StoreError> {
+    pub fn load(&self) -> Result<StoredSettings, SettingsFileError> {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(StoredSettings::default());
             }
             Err(source) => {
-                return Err(StoreError::Read {
+                return Err(SettingsFileError::Read {
                     path: self.path.clone(),
                     source,
                 });
             }
         };
-        serde_json::from_str(&text).map_err(|source| StoreError::Syntax {
+        serde_json::from_str(&text).map_err(|source| SettingsFileError::Syntax {
             path: self.path.clone(),
             source,
         })
     }
 
     /// Applies a change from the settings panel and saves the result.
-    pub fn update(&self, update: &LlmSettingsUpdate) -> Result<StoredSettings, StoreError> {
+    pub fn update(&self, update: &LlmSettingsUpdate) -> Result<StoredSettings, SettingsFileError> {
         let _guard = self
             .write_lock
             .lock()
@@ -157,7 +157,11 @@ impl SettingsStore {
     }
 
     /// Replaces one of the sections other parts of the IDE keep here.
-    pub fn set_section(&self, name: &str, value: serde_json::Value) -> Result<(), StoreError> {
+    pub fn set_section(
+        &self,
+        name: &str,
+        value: serde_json::Value,
+    ) -> Result<(), SettingsFileError> {
         let _guard = self
             .write_lock
             .lock()
@@ -169,8 +173,8 @@ impl SettingsStore {
 
     /// Replaces the file atomically, readable only by Rivet's user: a crash
     /// leaves either the old or the new settings, never half of them.
-    fn save(&self, settings: &StoredSettings) -> Result<(), StoreError> {
-        let write_err = |source| StoreError::Write {
+    fn save(&self, settings: &StoredSettings) -> Result<(), SettingsFileError> {
+        let write_err = |source| SettingsFileError::Write {
             path: self.path.clone(),
             source,
         };
@@ -182,10 +186,10 @@ impl SettingsStore {
     }
 }
 
-fn apply(llm: &mut StoredLlm, update: &LlmSettingsUpdate) -> Result<(), StoreError> {
+fn apply(llm: &mut StoredLlm, update: &LlmSettingsUpdate) -> Result<(), SettingsFileError> {
     let provider_id = update.provider.trim();
     if !provider_id.is_empty() && provider::preset(provider_id).is_none() {
-        return Err(StoreError::UnknownProvider(provider_id.to_owned()));
+        return Err(SettingsFileError::UnknownProvider(provider_id.to_owned()));
     }
     // Keys saved before URLs were recorded keep the URL they were used with,
     // before this update changes the base URL.
@@ -243,61 +247,55 @@ mod tests {
     fn saving_is_atomic_private_and_keeps_other_sections() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let store = SettingsStore::in_dir(dir.path());
-        std::fs::write(store.path(), r#"{"editor":{"font":14}}"#).unwrap();
-        let saved = store
+        let file = SettingsFile::in_dir(dir.path());
+        std::fs::write(file.path(), r#"{"editor":{"font":14}}"#).unwrap();
+        let saved = file
             .update(&update("groq", "", KeyUpdate::Set(" gsk-1 ".into())))
             .unwrap();
         assert_eq!(saved.llm.provider, "groq");
         assert_eq!(saved.llm.model, "m");
         assert_eq!(saved.llm.api_keys["groq"], "gsk-1");
-        let mode = std::fs::metadata(store.path())
-            .unwrap()
-            .permissions()
-            .mode();
+        let mode = std::fs::metadata(file.path()).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
-        let loaded = store.load().unwrap();
+        let loaded = file.load().unwrap();
         assert_eq!(loaded.other["editor"]["font"], 14);
         assert_eq!(loaded, saved);
         let leftovers: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
-        assert_eq!(leftovers, [SettingsStore::FILE_NAME]);
+        assert_eq!(leftovers, [SettingsFile::FILE_NAME]);
     }
 
     #[test]
     fn keys_are_kept_per_provider_and_cleared_on_request() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SettingsStore::in_dir(dir.path());
-        store
-            .update(&update("groq", "", KeyUpdate::Set("gsk-1".into())))
+        let file = SettingsFile::in_dir(dir.path());
+        file.update(&update("groq", "", KeyUpdate::Set("gsk-1".into())))
             .unwrap();
-        let s = store
+        let s = file
             .update(&update("openai", "", KeyUpdate::Set("sk-2".into())))
             .unwrap();
         assert_eq!(s.llm.api_keys.len(), 2);
-        let s = store.update(&update("groq", "", KeyUpdate::Clear)).unwrap();
+        let s = file.update(&update("groq", "", KeyUpdate::Clear)).unwrap();
         assert_eq!(s.llm.api_keys.keys().collect::<Vec<_>>(), ["openai"]);
-        let s = store
-            .update(&update("openai", "", KeyUpdate::Keep))
-            .unwrap();
+        let s = file.update(&update("openai", "", KeyUpdate::Keep)).unwrap();
         assert_eq!(s.llm.api_keys["openai"], "sk-2");
     }
 
     #[test]
     fn bad_updates_are_refused_and_preset_urls_not_pinned() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SettingsStore::in_dir(dir.path());
+        let file = SettingsFile::in_dir(dir.path());
         assert!(matches!(
-            store.update(&update("nope", "", KeyUpdate::Keep)),
-            Err(StoreError::UnknownProvider(_))
+            file.update(&update("nope", "", KeyUpdate::Keep)),
+            Err(SettingsFileError::UnknownProvider(_))
         ));
         assert!(matches!(
-            store.update(&update("groq", "", KeyUpdate::Set("a b".into()))),
-            Err(StoreError::InvalidKey(_))
+            file.update(&update("groq", "", KeyUpdate::Set("a b".into()))),
+            Err(SettingsFileError::InvalidKey(_))
         ));
-        let s = store
+        let s = file
             .update(&update(
                 "ollama",
                 "http://localhost:11434/v1/",
@@ -305,7 +303,7 @@ mod tests {
             ))
             .unwrap();
         assert_eq!(s.llm.base_url, "");
-        let s = store
+        let s = file
             .update(&update(
                 "ollama",
                 "http://gpu-box:11434/v1/",
@@ -318,8 +316,8 @@ mod tests {
     #[test]
     fn a_base_url_saved_later_does_not_take_the_stored_key_along() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SettingsStore::in_dir(dir.path());
-        let s = store
+        let file = SettingsFile::in_dir(dir.path());
+        let s = file
             .update(&update(
                 "custom",
                 "http://gpu-box:8000/v1/",
@@ -328,13 +326,13 @@ mod tests {
             .unwrap();
         assert_eq!(s.llm.key_url("custom"), "http://gpu-box:8000/v1");
         // Someone changes only the URL: the key stays with its own.
-        let s = store
+        let s = file
             .update(&update("custom", "http://any-host/v1", KeyUpdate::Keep))
             .unwrap();
         assert_eq!(s.llm.base_url, "http://any-host/v1");
         assert_eq!(s.llm.key_url("custom"), "http://gpu-box:8000/v1");
         // Typing the key again with the new URL moves it there.
-        let s = store
+        let s = file
             .update(&update(
                 "custom",
                 "http://any-host/v1",
@@ -343,7 +341,7 @@ mod tests {
             .unwrap();
         assert_eq!(s.llm.key_url("custom"), "http://any-host/v1");
         // A preset's key saved without a URL goes with the preset's.
-        let s = store
+        let s = file
             .update(&update(
                 "openai",
                 "https://api.openai.com/v1",
@@ -351,7 +349,7 @@ mod tests {
             ))
             .unwrap();
         assert_eq!(s.llm.key_url("openai"), "");
-        let s = store
+        let s = file
             .update(&update("custom", "", KeyUpdate::Clear))
             .unwrap();
         assert!(!s.llm.key_urls.contains_key("custom"));
@@ -360,23 +358,23 @@ mod tests {
     #[test]
     fn keys_saved_before_urls_were_recorded_keep_the_url_they_were_used_with() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SettingsStore::in_dir(dir.path());
+        let file = SettingsFile::in_dir(dir.path());
         std::fs::write(
-            store.path(),
+            file.path(),
             r#"{"llm":{"provider":"custom","base_url":"http://gpu-box:8000/v1",
                 "api_keys":{"custom":"k","openai":"sk"}}}"#,
         )
         .unwrap();
-        let old = store.load().unwrap();
+        let old = file.load().unwrap();
         assert_eq!(old.llm.key_url("custom"), "http://gpu-box:8000/v1");
         assert_eq!(old.llm.key_url("openai"), "");
         // The first save records them before it changes the base URL.
-        let s = store
+        let s = file
             .update(&update("custom", "http://any-host/v1", KeyUpdate::Keep))
             .unwrap();
         assert_eq!(s.llm.key_urls["custom"], "http://gpu-box:8000/v1");
         assert_eq!(s.llm.key_urls["openai"], "");
-        assert_eq!(store.load().unwrap(), s);
+        assert_eq!(file.load().unwrap(), s);
     }
 
     #[test]

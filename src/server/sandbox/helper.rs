@@ -1,4 +1,5 @@
-//! `rivet sandbox-agent`: the first process of a project's sandbox.
+//! The sandbox's helper process (`rivet sandbox-agent`): the first process of a
+//! project's sandbox.
 //!
 //! It runs inside the sandbox, as the sandbox's user, and is the init of the
 //! sandbox's pid namespace: every command of the project is its child, so the
@@ -23,8 +24,8 @@ use nix::unistd::Pid;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
-use super::protocol::{
-    AgentError, AgentMessage, FdChannel, Frame, Op, Reply, Request, Rlimits, SpawnRequest,
+use super::wire::{
+    FdChannel, Frame, HelperError, HelperMessage, Op, Reply, Request, Rlimits, SpawnRequest,
     from_header, to_header,
 };
 use super::{fsops, ports, sys, watch};
@@ -45,21 +46,21 @@ const PORT_POLL_IDLE: Duration = Duration::from_secs(1);
 const FILE_THREADS: usize = 4;
 
 #[derive(Debug, Clone, clap::Args)]
-pub struct AgentArgs {
+pub struct HelperArgs {
     /// The descriptor of the socket to the IDE.
     #[arg(long)]
     pub fd: i32,
-    /// The project's directory, as the agent sees it.
+    /// The project's directory, as the helper sees it.
     #[arg(long)]
     pub root: PathBuf,
-    /// Set when the agent runs in a sandbox (its own pid and network
+    /// Set when the helper runs in a sandbox (its own pid and network
     /// namespaces); unset with --unsafe-no-sandbox.
     #[arg(long)]
     pub isolated: bool,
 }
 
-pub fn main(args: AgentArgs) -> ExitCode {
-    // File operations run on blocking threads (see `Agent::file_op`); a few
+pub fn main(args: HelperArgs) -> ExitCode {
+    // File operations run on blocking threads (see `Helper::file_op`); a few
     // are enough, and each thread counts against the project's processes.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -87,7 +88,7 @@ struct Children {
     sessions: HashSet<i32>,
 }
 
-struct Agent {
+struct Helper {
     channel: FdChannel,
     root: PathBuf,
     isolated: bool,
@@ -98,7 +99,7 @@ struct Agent {
     spawned: tokio::sync::Notify,
 }
 
-impl Agent {
+impl Helper {
     fn children(&self) -> MutexGuard<'_, Children> {
         // A poisoned lock only means a panic elsewhere; the data is still sound.
         self.children.lock().unwrap_or_else(|e| e.into_inner())
@@ -106,7 +107,7 @@ impl Agent {
 
     async fn send(
         &self,
-        message: &AgentMessage,
+        message: &HelperMessage,
         payload: &[u8],
         fds: &[std::os::fd::BorrowedFd<'_>],
     ) -> io::Result<()> {
@@ -116,11 +117,11 @@ impl Agent {
     async fn reply(
         &self,
         id: u64,
-        result: Result<Reply, AgentError>,
+        result: Result<Reply, HelperError>,
         payload: &[u8],
         fds: &[std::os::fd::BorrowedFd<'_>],
     ) -> io::Result<()> {
-        self.send(&AgentMessage::Reply { id, result }, payload, fds)
+        self.send(&HelperMessage::Reply { id, result }, payload, fds)
             .await
     }
 
@@ -129,16 +130,16 @@ impl Agent {
         let result = match request.op {
             Op::Spawn(spawn) => return self.spawn(id, spawn, frame.fds).await,
             Op::Connect { port } => {
-                let agent = self.clone();
+                let helper = self.clone();
                 tokio::spawn(async move {
-                    let result = agent.connect(port).await;
+                    let result = helper.connect(port).await;
                     let _ = match result {
                         Ok(fd) => {
-                            agent
+                            helper
                                 .reply(id, Ok(Reply::Connected), &[], &[fd.as_fd()])
                                 .await
                         }
-                        Err(e) => agent.reply(id, Err(e), &[], &[]).await,
+                        Err(e) => helper.reply(id, Err(e), &[], &[]).await,
                     };
                 });
                 return Ok(());
@@ -152,13 +153,13 @@ impl Agent {
                 Err(e) => Err(e),
             },
             Op::KillTree { pid } => {
-                let agent = self.clone();
+                let helper = self.clone();
                 tokio::spawn(async move {
-                    let result = agent
+                    let result = helper
                         .kill_tree(pid)
                         .await
                         .map(|processes| Reply::Killed { processes });
-                    let _ = agent.reply(id, result, &[], &[]).await;
+                    let _ = helper.reply(id, result, &[], &[]).await;
                 });
                 return Ok(());
             }
@@ -178,16 +179,17 @@ impl Agent {
     /// done: a slow one (a huge tree, a slow disk) never holds up spawning,
     /// exits or port reports, which run on this event loop.
     fn file_op(self: &Arc<Self>, id: u64, op: Op, payload: Vec<u8>) {
-        let agent = self.clone();
+        let helper = self.clone();
         tokio::spawn(async move {
-            let root = agent.root.clone();
+            let root = helper.root.clone();
             let done =
                 tokio::task::spawn_blocking(move || fsops::perform(&root, op, &payload)).await;
-            let result = done
-                .unwrap_or_else(|e| Err(AgentError::io(format!("the file operation failed: {e}"))));
+            let result = done.unwrap_or_else(|e| {
+                Err(HelperError::io(format!("the file operation failed: {e}")))
+            });
             let _ = match result {
-                Ok((reply, contents)) => agent.reply(id, Ok(reply), &contents, &[]).await,
-                Err(e) => agent.reply(id, Err(e), &[], &[]).await,
+                Ok((reply, contents)) => helper.reply(id, Ok(reply), &contents, &[]).await,
+                Err(e) => helper.reply(id, Err(e), &[], &[]).await,
             };
         });
     }
@@ -217,13 +219,13 @@ impl Agent {
             early
         };
         if let Some((code, signal)) = early {
-            self.send(&AgentMessage::Exited { pid, code, signal }, &[], &[])
+            self.send(&HelperMessage::Exited { pid, code, signal }, &[], &[])
                 .await?;
         }
         sent
     }
 
-    /// Reaps every child that has ended (orphans included: the agent is the
+    /// Reaps every child that has ended (orphans included: the helper is the
     /// sandbox's init) and reports those the IDE started.
     async fn reap(&self) -> io::Result<()> {
         loop {
@@ -250,7 +252,7 @@ impl Agent {
                 }
             };
             if report {
-                self.send(&AgentMessage::Exited { pid, code, signal }, &[], &[])
+                self.send(&HelperMessage::Exited { pid, code, signal }, &[], &[])
                     .await?;
             }
         }
@@ -259,9 +261,9 @@ impl Agent {
     /// Kills a session the IDE started: everything in it is first stopped
     /// (a fork bomb refills whatever is killed while its other members still
     /// run), then SIGKILLed, until none of it is left.
-    async fn kill_tree(&self, leader: i32) -> Result<usize, AgentError> {
+    async fn kill_tree(&self, leader: i32) -> Result<usize, HelperError> {
         if !self.children().sessions.contains(&leader) {
-            return Err(AgentError::invalid(format!(
+            return Err(HelperError::invalid(format!(
                 "process {leader} was not started here"
             )));
         }
@@ -293,7 +295,9 @@ impl Agent {
             }
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
-        Err(AgentError::io(format!("process {leader} survived SIGKILL")))
+        Err(HelperError::io(format!(
+            "process {leader} survived SIGKILL"
+        )))
     }
 
     /// Kills everything the project runs.
@@ -326,26 +330,26 @@ impl Agent {
 
     /// A socket listening on `127.0.0.1:port` of the sandbox's own network,
     /// for the IDE to serve the registry proxy on.
-    fn listen(&self, port: u16) -> Result<OwnedFd, AgentError> {
+    fn listen(&self, port: u16) -> Result<OwnedFd, HelperError> {
         if !self.isolated {
-            return Err(AgentError::invalid(
+            return Err(HelperError::invalid(
                 "without a sandbox there is no network of its own to listen in",
             ));
         }
         let listener = std::net::TcpListener::bind(("127.0.0.1", port))
-            .map_err(|e| AgentError::io(format!("cannot listen on 127.0.0.1:{port}: {e}")))?;
+            .map_err(|e| HelperError::io(format!("cannot listen on 127.0.0.1:{port}: {e}")))?;
         *self.proxy_port.lock().unwrap_or_else(|e| e.into_inner()) = Some(port);
         Ok(OwnedFd::from(listener))
     }
 
-    async fn connect(&self, port: u16) -> Result<OwnedFd, AgentError> {
+    async fn connect(&self, port: u16) -> Result<OwnedFd, HelperError> {
         if self.proxy_port() == Some(port) {
-            return Err(AgentError::invalid(format!(
+            return Err(HelperError::invalid(format!(
                 "port {port} is the sandbox's registry proxy, not a server of the project"
             )));
         }
         if !self.isolated && !ports::listening(false, std::process::id() as i32).contains(&port) {
-            return Err(AgentError::invalid(format!(
+            return Err(HelperError::invalid(format!(
                 "no process of this project listens on port {port}"
             )));
         }
@@ -357,14 +361,14 @@ impl Agent {
                 Ok(Ok(stream)) => {
                     let stream = stream
                         .into_std()
-                        .map_err(|e| AgentError::io(e.to_string()))?;
+                        .map_err(|e| HelperError::io(e.to_string()))?;
                     return Ok(OwnedFd::from(stream));
                 }
                 Ok(Err(e)) => last = e.to_string(),
                 Err(_) => last = "timed out".to_owned(),
             }
         }
-        Err(AgentError::io(format!(
+        Err(HelperError::io(format!(
             "nothing answers on port {port}: {last}"
         )))
     }
@@ -376,9 +380,9 @@ fn start(
     root: &std::path::Path,
     request: SpawnRequest,
     fds: Vec<OwnedFd>,
-) -> Result<(i32, Option<OwnedFd>), AgentError> {
+) -> Result<(i32, Option<OwnedFd>), HelperError> {
     let Some((program, args)) = request.argv.split_first() else {
-        return Err(AgentError::invalid("empty command"));
+        return Err(HelperError::invalid("empty command"));
     };
     let mut command = std::process::Command::new(program);
     command
@@ -386,7 +390,7 @@ fn start(
         .env_clear()
         .envs(request.env)
         .current_dir(root);
-    let io_err = |e: io::Error| AgentError::io(format!("cannot start {program}: {e}"));
+    let io_err = |e: io::Error| HelperError::io(format!("cannot start {program}: {e}"));
     let master = match request.pty {
         Some(size) => {
             let (master, slave) = open_pty(size).map_err(io_err)?;
@@ -397,9 +401,9 @@ fn start(
             Some(master)
         }
         None => {
-            let [stdin, output]: [OwnedFd; 2] = fds
-                .try_into()
-                .map_err(|_| AgentError::invalid("a command needs stdin and output descriptors"))?;
+            let [stdin, output]: [OwnedFd; 2] = fds.try_into().map_err(|_| {
+                HelperError::invalid("a command needs stdin and output descriptors")
+            })?;
             command
                 .stdin(Stdio::from(stdin))
                 .stdout(Stdio::from(output.try_clone().map_err(io_err)?))
@@ -484,10 +488,10 @@ fn open_pty(size: PtySize) -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((master, slave))
 }
 
-/// Hardening of the agent itself, before anything else runs.
+/// Hardening of the helper itself, before anything else runs.
 fn harden(isolated: bool) -> io::Result<()> {
     // Not dumpable: processes of the sandbox (same user) cannot ptrace the
-    // agent or take its socket to the IDE from /proc.
+    // helper or take its socket to the IDE from /proc.
     nix::sys::prctl::set_dumpable(false)?;
     // When memory runs out, the kernel kills the project's processes before
     // the IDE's; a lower priority keeps the IDE responsive.
@@ -495,14 +499,14 @@ fn harden(isolated: bool) -> io::Result<()> {
     // SAFETY: setpriority has no memory effects.
     unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 5) };
     if !isolated {
-        // Orphans become the agent's children, so they are reaped and killed.
+        // Orphans become the helper's children, so they are reaped and killed.
         nix::sys::prctl::set_child_subreaper(true)?;
         nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
     }
     Ok(())
 }
 
-async fn run(args: AgentArgs) -> io::Result<()> {
+async fn run(args: HelperArgs) -> io::Result<()> {
     harden(args.isolated)?;
     // Registered before the first child exists, so no exit is missed.
     let mut sigchld = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())?;
@@ -513,7 +517,7 @@ async fn run(args: AgentArgs) -> io::Result<()> {
         &socket,
         nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
     )?;
-    let agent = Arc::new(Agent {
+    let helper = Arc::new(Helper {
         channel: FdChannel::new(socket)?,
         root: args.root,
         isolated: args.isolated,
@@ -522,33 +526,33 @@ async fn run(args: AgentArgs) -> io::Result<()> {
         spawned: tokio::sync::Notify::new(),
     });
     let pid = std::process::id() as i32;
-    agent.send(&AgentMessage::Ready { pid }, &[], &[]).await?;
+    helper.send(&HelperMessage::Ready { pid }, &[], &[]).await?;
 
     tokio::spawn({
-        let agent = agent.clone();
+        let helper = helper.clone();
         async move {
             while sigchld.recv().await.is_some() {
-                if agent.reap().await.is_err() {
+                if helper.reap().await.is_err() {
                     return;
                 }
             }
         }
     });
     tokio::spawn({
-        let agent = agent.clone();
+        let helper = helper.clone();
         async move {
             let mut last = BTreeSet::new();
             let mut pause = PORT_POLL;
             let mut fast_until = tokio::time::Instant::now() + PORT_POLL_FAST_FOR;
             loop {
-                let mut now = ports::listening(agent.isolated, pid);
-                if let Some(proxy) = agent.proxy_port() {
+                let mut now = ports::listening(helper.isolated, pid);
+                if let Some(proxy) = helper.proxy_port() {
                     now.remove(&proxy);
                 }
                 if now != last {
                     let ports = now.iter().copied().collect();
-                    if agent
-                        .send(&AgentMessage::Ports { ports }, &[], &[])
+                    if helper
+                        .send(&HelperMessage::Ports { ports }, &[], &[])
                         .await
                         .is_err()
                     {
@@ -564,7 +568,7 @@ async fn run(args: AgentArgs) -> io::Result<()> {
                 };
                 tokio::select! {
                     () = tokio::time::sleep(pause) => {}
-                    () = agent.spawned.notified() => {
+                    () = helper.spawned.notified() => {
                         fast_until = tokio::time::Instant::now() + PORT_POLL_FAST_FOR;
                     }
                 }
@@ -572,25 +576,25 @@ async fn run(args: AgentArgs) -> io::Result<()> {
         }
     });
     let (changes, mut changed) = mpsc::channel(16);
-    let root = agent.root.clone();
+    let root = helper.root.clone();
     tokio::spawn(async move {
         if let Err(e) = watch::watch_tree(&root, changes).await {
             eprintln!("rivet sandbox agent: file changes are not reported: {e}");
         }
     });
     tokio::spawn({
-        let agent = agent.clone();
+        let helper = helper.clone();
         async move {
             while let Some(paths) = changed.recv().await {
                 let changes = paths
                     .into_iter()
                     .map(|path| FsEvent {
-                        removed: std::fs::symlink_metadata(agent.root.join(&path)).is_err(),
+                        removed: std::fs::symlink_metadata(helper.root.join(&path)).is_err(),
                         path,
                     })
                     .collect();
-                if agent
-                    .send(&AgentMessage::Changed { changes }, &[], &[])
+                if helper
+                    .send(&HelperMessage::Changed { changes }, &[], &[])
                     .await
                     .is_err()
                 {
@@ -601,17 +605,17 @@ async fn run(args: AgentArgs) -> io::Result<()> {
     });
 
     loop {
-        let Some(frame) = agent.channel.recv().await? else {
+        let Some(frame) = helper.channel.recv().await? else {
             break;
         };
         let request: Request = from_header(&frame.header)?;
         let shutdown = matches!(request.op, Op::Shutdown);
-        agent.handle(request, frame).await?;
+        helper.handle(request, frame).await?;
         if shutdown {
             return Ok(());
         }
     }
     // The IDE is gone: nothing of the project may outlive it.
-    agent.kill_everything().await;
+    helper.kill_everything().await;
     Ok(())
 }
