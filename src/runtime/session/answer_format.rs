@@ -11,9 +11,10 @@ pub enum AnswerFormat {
     InFormat,
     /// Every action was recovered from a slip (a fence, another tag, …).
     Recovered,
-    /// Code in the prose, and no action at all: nothing was written or run.
+    /// Code that looks like files in the prose, and no action at all:
+    /// nothing was written or run.
     CodeWithoutActions,
-    /// Prose only: an answer to a question.
+    /// Prose, maybe with a short snippet: an answer to a question.
     Prose,
 }
 
@@ -50,29 +51,48 @@ impl SessionState {
     }
 }
 
-/// A fenced code block with at least one line in it, or a tag of the
-/// format that the parser could not read.
+/// Lines of a fenced block from which it looks like a file, not a snippet
+/// that answers a question.
+const FILE_LINES: usize = 8;
+/// Fenced blocks (of any length) from which an answer looks like an app.
+const APP_BLOCKS: usize = 3;
+
+/// Code that looks like files the model meant to write: a fenced block of
+/// [`FILE_LINES`] lines or more, [`APP_BLOCKS`] blocks, or a tag of the
+/// format that the parser could not read. A short snippet is an answer.
 fn has_code(message: &Message) -> bool {
     let text = message.text();
     if text.contains("<boltAction") || text.contains("<boltArtifact") {
         return true;
     }
-    let mut open = false;
-    let mut lines_inside = 0;
+    let blocks = fenced_blocks(&text);
+    blocks.len() >= APP_BLOCKS || blocks.iter().any(|&lines| lines >= FILE_LINES)
+}
+
+/// The non-blank lines of each fenced block with any (a block the answer
+/// never closed included).
+fn fenced_blocks(text: &str) -> Vec<usize> {
+    let mut blocks = Vec::new();
+    let mut inside: Option<usize> = None;
     for line in text.lines() {
         let trimmed = line.trim_start();
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            if open && lines_inside > 0 {
-                return true;
-            }
-            open = !open;
-            lines_inside = 0;
-        } else if open && !trimmed.is_empty() {
-            lines_inside += 1;
+            inside = match inside {
+                Some(lines) => {
+                    blocks.push(lines);
+                    None
+                }
+                None => Some(0),
+            };
+        } else if let Some(lines) = &mut inside
+            && !trimmed.is_empty()
+        {
+            *lines += 1;
         }
     }
-    // A fence the answer never closed.
-    open && lines_inside > 0
+    blocks.extend(inside);
+    blocks.retain(|&lines| lines > 0);
+    blocks
 }
 
 #[cfg(test)]
@@ -119,7 +139,14 @@ mod tests {
 
     #[test]
     fn answers_are_told_apart_by_their_actions_and_their_code() {
-        let fence = "Here it is:\n\n```jsx\nexport default function App() {}\n```\n";
+        let file = format!(
+            "Here it is:\n\n```jsx\n{}```\n",
+            "let a = 1;\n".repeat(FILE_LINES)
+        );
+        let fence = file.as_str();
+        let unclosed = format!("Unclosed:\n```\n{}", "let a = 1;\n".repeat(FILE_LINES));
+        let three = "```\na\n```\n```css\nb{}\n```\n```sh\nnpm i\n```\n";
+        let snippet = "A counter:\n```jsx\nconst [n, setN] = useState(0);\n```\nInstall:\n```sh\nnpm install react\n```\n";
         let cases: &[(&str, &[Option<Recovery>], AnswerFormat)] = &[
             ("Done.", &[None], AnswerFormat::InFormat),
             (
@@ -133,11 +160,9 @@ mod tests {
                 AnswerFormat::Recovered,
             ),
             (fence, &[], AnswerFormat::CodeWithoutActions),
-            (
-                "Unclosed:\n```\nconst a = 1;\n",
-                &[],
-                AnswerFormat::CodeWithoutActions,
-            ),
+            (&unclosed, &[], AnswerFormat::CodeWithoutActions),
+            (three, &[], AnswerFormat::CodeWithoutActions),
+            (snippet, &[], AnswerFormat::Prose),
             (
                 "<boltAction type=\"fil\" nonsense",
                 &[],
@@ -151,6 +176,21 @@ mod tests {
             let state = answer(text, actions);
             assert_eq!(state.answer_format("m1"), *expected, "{text:?} {actions:?}");
         }
+    }
+
+    #[test]
+    fn the_snippet_answer_is_prose_and_the_app_without_paths_is_not() {
+        let prose = |text: &str| -> String {
+            text.lines()
+                .filter(|l| !l.starts_with("#!"))
+                .map(|l| format!("{l}\n"))
+                .collect()
+        };
+        let snippet = include_str!("../../../tests/fixtures/transcripts/code-sample.txt");
+        let app = include_str!("../../../tests/fixtures/nudge/code-only.txt");
+        let format = |text: &str| answer(&prose(text), &[]).answer_format("m1");
+        assert_eq!(format(snippet), AnswerFormat::Prose);
+        assert_eq!(format(app), AnswerFormat::CodeWithoutActions);
     }
 
     #[test]
