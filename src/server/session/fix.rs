@@ -15,6 +15,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::project::ProjectHandle;
@@ -375,15 +376,19 @@ fn failures_after(state: &SessionState, since: u64) -> Vec<BuildResult> {
     }
 }
 
-/// How long to watch for failures once the actions are done: `settle_ms`
-/// for a compile error, and `page_error_ms` when a dev server is ready (its
-/// page reports errors once the preview loads it).
-fn watch_for(config: &FixConfig, serving: bool) -> Duration {
-    let page = if serving { config.page_error_ms } else { 0 };
-    Duration::from_millis(config.settle_ms.max(page))
+/// When to stop watching for failures, the actions done at `done`:
+/// `settle_ms` after that for a compile error, and `page_error_ms` after a
+/// dev server was first seen ready (`ready`; its page reports errors once
+/// the preview loads it), whichever is later. A dev server that becomes
+/// ready while the loop watches (a WebContainer reports its preview after
+/// the actions) extends the watch.
+fn watch_until(config: &FixConfig, done: Instant, ready: Option<Instant>) -> Instant {
+    let settle = done + Duration::from_millis(config.settle_ms);
+    let page = ready.map(|at| at + Duration::from_millis(config.page_error_ms));
+    page.map_or(settle, |page| settle.max(page))
 }
 
-/// Waits until the actions are done, then up to [`watch_for`] for a
+/// Waits until the actions are done, then until [`watch_until`] for a
 /// failure unless there is one already. False when cancelled.
 async fn settle(cx: &FixContext, cancel: &CancellationToken, since: u64) -> bool {
     loop {
@@ -395,17 +400,17 @@ async fn settle(cx: &FixContext, cancel: &CancellationToken, since: u64) -> bool
         }
         tokio::time::sleep(POLL).await;
     }
-    let serving = cx
-        .project
-        .session
-        .read(|s| s.previews.iter().any(|p| p.url.is_some()));
-    let deadline = tokio::time::Instant::now() + watch_for(&cx.config, serving);
+    let done = Instant::now();
+    let mut ready = None;
     loop {
-        let failed = cx
-            .project
-            .session
-            .read(|s| !failures_after(s, since).is_empty());
-        if failed || tokio::time::Instant::now() >= deadline {
+        let (failed, serving) = cx.project.session.read(|s| {
+            let serving = s.previews.iter().any(|p| p.url.is_some());
+            (!failures_after(s, since).is_empty(), serving)
+        });
+        if serving && ready.is_none() {
+            ready = Some(Instant::now());
+        }
+        if failed || Instant::now() >= watch_until(&cx.config, done, ready) {
             break;
         }
         tokio::select! {

@@ -185,8 +185,19 @@ fn a_ready_dev_server_is_watched_for_page_errors_longer() {
     let mut config = config(3, 0);
     config.settle_ms = 3_000;
     config.page_error_ms = 5_000;
-    assert_eq!(watch_for(&config, false), Duration::from_millis(3_000));
-    assert_eq!(watch_for(&config, true), Duration::from_millis(5_000));
+    let done = Instant::now();
+    let after = |ms| done + Duration::from_millis(ms);
+    // (when a dev server was first seen ready) → the end of the watch.
+    let cases = [
+        (None, after(3_000)),
+        (Some(done), after(5_000)),
+        // Ready only while the loop watches (a WebContainer's preview):
+        // its page still gets the whole time to report.
+        (Some(after(2_900)), after(7_900)),
+    ];
+    for (ready, until) in cases {
+        assert_eq!(watch_until(&config, done, ready), until, "{ready:?}");
+    }
 }
 
 #[test]
