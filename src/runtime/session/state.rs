@@ -249,6 +249,12 @@ impl SessionState {
         self.alerts.last().map_or(0, |a| a.id)
     }
 
+    /// The last build result's id (0 without one): results after it belong
+    /// to what runs next.
+    pub fn last_build_result_id(&self) -> u64 {
+        self.build_results.last().map_or(0, |r| r.id)
+    }
+
     /// Folds one event into the state and says what it changed.
     pub fn apply(&mut self, event: &SessionEvent) -> Touched {
         match event {

@@ -100,12 +100,9 @@ pub struct Fixing {
 impl Fixing {
     /// Everything the project reported so far, for attempt `attempt`.
     fn now(project: &ProjectHandle, attempt: u32) -> Fixing {
-        let (alerts_up_to, results_up_to) = project.session.read(|s| {
-            (
-                s.last_alert_id(),
-                s.build_results.last().map_or(0, |r| r.id),
-            )
-        });
+        let (alerts_up_to, results_up_to) = project
+            .session
+            .read(|s| (s.last_alert_id(), s.last_build_result_id()));
         Fixing {
             attempt,
             alerts_up_to,
@@ -183,9 +180,7 @@ pub struct FixContext {
 
 /// The last build result's id: failures after it belong to what runs next.
 pub fn mark(project: &ProjectHandle) -> u64 {
-    project
-        .session
-        .read(|s| s.build_results.last().map_or(0, |r| r.id))
+    project.session.read(SessionState::last_build_result_id)
 }
 
 /// Follows the answer `message_id` (whose actions began after build result
