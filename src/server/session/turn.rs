@@ -202,13 +202,7 @@ fn tools_refused_in(outcome: &ChatOutcome) -> bool {
 /// closed as truncated (the runner reports it and does not run it).
 pub fn close_parser(project: &ProjectHandle, message_id: &str, parser: Parser) {
     project.browser.end(message_id, false);
-    for event in parser.finish() {
-        project.publish(SessionEvent::Protocol {
-            message_id: message_id.to_owned(),
-            event: event.clone(),
-        });
-        project.runner.observe(message_id, &event);
-    }
+    stream::forward(project, message_id, parser.finish());
 }
 
 fn record_answer(project: &ProjectHandle, mut history: Vec<ChatMessage>, text: &str) {

@@ -70,19 +70,23 @@ impl Stream<'_> {
         });
     }
 
-    /// The parser's events: the state learns of an action before the
-    /// runner reports on it.
     fn forward(&self, events: Vec<Event>) {
-        for event in events {
-            self.publish(SessionEvent::Protocol {
-                message_id: self.message_id.to_owned(),
-                event: event.clone(),
-            });
-            self.project.runner.observe(self.message_id, &event);
-        }
+        forward(self.project, self.message_id, events);
     }
 
     fn publish(&self, event: SessionEvent) {
         self.project.publish(event);
+    }
+}
+
+/// The parser's events to the session and the runner: the state learns of
+/// an action before the runner reports on it.
+pub fn forward(project: &ProjectHandle, message_id: &str, events: Vec<Event>) {
+    for event in events {
+        project.publish(SessionEvent::Protocol {
+            message_id: message_id.to_owned(),
+            event: event.clone(),
+        });
+        project.runner.observe(message_id, &event);
     }
 }
