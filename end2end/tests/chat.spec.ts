@@ -3,7 +3,7 @@ import { newProject, queueFaults, send } from './helpers';
 
 test('an answer streams into the chat with its usage', async ({ page }) => {
   await newProject(page);
-  await queueFaults({ 'chunk-size': 4, 'chunk-delay-ms': 40 });
+  await queueFaults({ 'chunk-size': 4, 'chunk-delay-ms': 40, when: 'hello there' });
   await send(page, 'hello there');
   const answer = page.getByTestId('message-assistant');
   await expect(answer).toHaveAttribute('data-status', 'streaming');
@@ -16,7 +16,7 @@ test('an answer streams into the chat with its usage', async ({ page }) => {
 
 test('stop ends the answer and keeps what arrived', async ({ page }) => {
   await newProject(page);
-  await queueFaults({ 'chunk-size': 3, 'chunk-delay-ms': 150 });
+  await queueFaults({ 'chunk-size': 3, 'chunk-delay-ms': 150, when: 'hello there' });
   await send(page, 'hello there');
   const answer = page.getByTestId('message-assistant');
   await expect(answer).toContainText('Hello');
@@ -32,7 +32,7 @@ test('stop ends the answer and keeps what arrived', async ({ page }) => {
 
 test('a rejected key is named, and Retry asks again', async ({ page }) => {
   await newProject(page);
-  await queueFaults({ status: 401 });
+  await queueFaults({ status: 401, when: 'hello there' });
   await send(page, 'hello there');
   const failed = page.getByTestId('message-assistant').first();
   await expect(failed).toHaveAttribute('data-status', 'failed');

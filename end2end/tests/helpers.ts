@@ -44,7 +44,8 @@ export async function send(page: Page, text: string) {
   await page.getByTestId('chat-send').click();
 }
 
-/** Queues faults for the scripted provider's next answers. */
+/** Queues faults for the scripted provider's next answers (give each a
+ * `when`, so a request left running by an earlier test cannot take it). */
 export async function queueFaults(faults: object | object[]) {
   const response = await fetch(`${process.env.RIVET_E2E_MOCK}/mock/faults`, {
     method: 'POST',

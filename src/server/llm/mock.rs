@@ -300,6 +300,13 @@ async fn queue_faults(State(state): State<Arc<MockState>>, Json(body): Json<Valu
     }
 }
 
+/// The first queued fault meant for this request, if any.
+fn take_queued_fault(state: &MockState, last_user: &str) -> Fault {
+    let mut queue = state.faults.lock().unwrap_or_else(PoisonError::into_inner);
+    let at = queue.iter().position(|fault| fault.applies_to(last_user));
+    at.and_then(|i| queue.remove(i)).unwrap_or_default()
+}
+
 async fn clear_faults(State(state): State<Arc<MockState>>) -> StatusCode {
     state
         .faults
@@ -498,12 +505,7 @@ async fn completions(
         },
         Some(Err(_)) => return error_response(400, "X-Mock-Fault is not text", "bad_fault", None),
     };
-    let queued = state
-        .faults
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .pop_front()
-        .unwrap_or_default();
+    let queued = take_queued_fault(&state, &asked.last_user);
     let transcripts = &state.config.transcripts;
     let resume = asked
         .previous_answer
@@ -908,6 +910,33 @@ mod tests {
         assert_eq!(status, StatusCode::OK);
         let v: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(v["choices"][0]["message"]["content"], "hello");
+    }
+
+    #[tokio::test]
+    async fn a_queued_fault_with_when_waits_for_its_request() {
+        let app = router(config(&[("a.txt", "hello")]));
+        let state_faults = json!([{"status": 401, "when": "hello there"}]);
+        let queued = app
+            .clone()
+            .oneshot(
+                Request::post("/mock/faults")
+                    .header("content-type", "application/json")
+                    .body(Body::from(state_faults.to_string()))
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(queued.status(), StatusCode::OK);
+        // A request from elsewhere (a fix attempt) passes the fault by.
+        let other = json!([{"role": "user", "content": "the build failed"}]);
+        let (status, _, _) = post(&app, ask(other.clone()), None).await;
+        assert_eq!(status, StatusCode::OK);
+        let meant = json!([{"role": "user", "content": "hello there, friend"}]);
+        let (status, _, _) = post(&app, ask(meant.clone()), None).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        // Taken once.
+        let (status, _, _) = post(&app, ask(meant), None).await;
+        assert_eq!(status, StatusCode::OK);
     }
 
     #[tokio::test]

@@ -42,6 +42,11 @@ pub struct Fault {
     /// Pause between chunks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chunk_delay_ms: Option<u64>,
+    /// A queued fault waits for a request whose last user message contains
+    /// this text, so a request still running for an earlier test (a fix
+    /// attempt, an agent step) does not take a fault meant for a later one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
 }
 
 impl Fault {
@@ -71,6 +76,7 @@ impl Fault {
             "repeat-on-continue" => self.repeat_on_continue = Some(size()?),
             "chunk-size" => self.chunk_size = Some(size()?.max(1)),
             "chunk-delay-ms" => self.chunk_delay_ms = Some(number()?),
+            "when" => self.when = Some(value.to_owned()),
             other => return Err(format!("unknown fault key {other:?}")),
         }
         Ok(())
@@ -102,7 +108,16 @@ impl Fault {
             repeat_on_continue: self.repeat_on_continue.or(lower.repeat_on_continue),
             chunk_size: self.chunk_size.or(lower.chunk_size),
             chunk_delay_ms: self.chunk_delay_ms.or(lower.chunk_delay_ms),
+            when: self.when.or_else(|| lower.when.clone()),
         }
+    }
+
+    /// Whether this queued fault is for a request whose last user message
+    /// is `last_user`.
+    pub fn applies_to(&self, last_user: &str) -> bool {
+        self.when
+            .as_deref()
+            .is_none_or(|text| last_user.contains(text))
     }
 
     /// What still applies when a transcript's own fault meets a request that
