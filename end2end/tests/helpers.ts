@@ -1,4 +1,4 @@
-import { expect, type Page } from '@playwright/test';
+import { expect, type Browser, type Page } from '@playwright/test';
 import path from 'node:path';
 
 /** The IDE's access token (set by playwright.config.ts). */
@@ -29,6 +29,14 @@ export async function openIde(page: Page, path = '/new') {
   const response = await login(page, path);
   await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
   return response;
+}
+
+/** A page in a new browser context: an empty cache, logged in with the
+ *  session cookie `from`'s context got from `login`. */
+export async function coldPage(browser: Browser, from: Page) {
+  const cookies = await from.context().cookies();
+  const context = await browser.newContext({ storageState: { cookies, origins: [] } });
+  return { cold: await context.newPage(), close: () => context.close() };
 }
 
 /** Opens a fresh project and returns its id. */

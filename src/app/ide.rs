@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::app::lazy::lazy_view;
+use crate::app::lazy::{self, lazy_view};
 
 use super::chat::ChatPane;
 use super::context::CurrentProject;
@@ -62,6 +62,13 @@ fn Workspace() -> impl IntoView {
     };
     let settings_open = RwSignal::new(false);
     LlmSettings::provide();
+    // The settings' code loads when they are first opened, if the browser has
+    // not fetched it yet.
+    Effect::new(move |_| {
+        if settings_open.get() {
+            lazy::load_now();
+        }
+    });
 
     view! {
         <div class="ide" style=style>
@@ -85,12 +92,22 @@ fn Workspace() -> impl IntoView {
                     "Settings"
                 </button>
             </header>
+            <p
+                class="pane-loading settings-loading"
+                data-testid="settings-loading"
+                hidden=move || !settings_open.get()
+            >
+                "Loading the settings…"
+            </p>
             {lazy_view(move || settings_panel_lazy(settings_open))}
             {lazy_view(super::runtime_choice::runtime_error_lazy)}
             <div class="panes">
                 <ChatPane />
                 <Splitter axis=Axis::Columns size=layout.chat min=260.0 max=900.0 />
                 <section class="workbench" aria-label="Workbench">
+                    <p class="pane-loading workbench-loading" data-testid="workbench-loading">
+                        "Loading the editor, preview and terminal…"
+                    </p>
                     {lazy_view(move || workbench_lazy(layout))}
                 </section>
             </div>
@@ -100,9 +117,8 @@ fn Workspace() -> impl IntoView {
 
 /// The workbench's panes (file tree, editor, preview, terminal), out of the
 /// first load: a build with `cargo leptos build --split` moves them into a
-/// chunk of their own, which the server-rendered page names for preloading,
-/// so the browser fetches it beside the main bundle and hydrates the panes
-/// as soon as it arrives, after the chat.
+/// chunk of their own, fetched once the chat is usable (see `lazy.rs`);
+/// Monaco and xterm.js follow when their panes mount.
 #[leptos::lazy]
 fn workbench_lazy(layout: Layout) -> AnyView {
     view! { <WorkbenchPanes layout /> }.into_any()
