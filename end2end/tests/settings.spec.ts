@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { newProject } from './helpers';
+import { newProject, send } from './helpers';
 
 // The suite's server lists the scripted provider and a port nothing listens
 // on as its local servers (playwright.config.ts).
@@ -25,4 +25,40 @@ test('the settings find the local model server and a model picked fills the form
   await expect(page.getByTestId('settings-provider')).toHaveValue('custom');
   await expect(page.getByTestId('settings-base-url')).toHaveValue(`${mock}/v1`);
   await expect(page.getByTestId('settings-model')).toHaveValue('rivet-replay');
+});
+
+test('an answer format chosen for the model is kept and used for its next answer', async ({ page }) => {
+  await newProject(page);
+  const openSettings = async () => {
+    await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+    await page.getByTestId('settings-toggle').click();
+    await expect(page.getByTestId('settings-format')).toBeVisible();
+  };
+  await openSettings();
+  const format = page.getByTestId('settings-format');
+  await expect(format).toHaveValue('');
+  await expect(format.locator('option').first()).toHaveText(/^As configured: /);
+  await format.selectOption('tools');
+  await page.getByTestId('settings-save').click();
+  await expect(page.getByTestId('settings-status')).toHaveText('Saved.');
+  try {
+    await page.reload();
+    await openSettings();
+    await expect(page.getByTestId('settings-format')).toHaveValue('tools');
+    await page.getByTestId('settings-toggle').click();
+    // The next Build request offers the model its tools.
+    await send(page, 'hello there, in tools');
+    await expect(page.getByTestId('message-assistant')).toHaveAttribute('data-status', 'complete');
+    const log: { last_user: string; tools: string[] }[] = await (await fetch(`${mock}/mock/log`)).json();
+    const asked = log.filter((entry) => entry.last_user.includes('hello there, in tools'));
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked[0].tools).toEqual(expect.arrayContaining(['write_file', 'run_shell_command']));
+  } finally {
+    // The suite's later tests answer in tags.
+    await page.reload();
+    await openSettings();
+    await page.getByTestId('settings-format').selectOption('');
+    await page.getByTestId('settings-save').click();
+    await expect(page.getByTestId('settings-status')).toHaveText('Saved.');
+  }
 });

@@ -5,6 +5,7 @@
 mod api;
 pub mod auto_fix;
 mod form;
+mod format_field;
 mod key_field;
 mod local_models;
 mod status;

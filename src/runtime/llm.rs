@@ -207,6 +207,47 @@ impl LlmError {
     }
 }
 
+/// How a Build answer gives its files and commands: bolt tags in the text,
+/// tool calls (the server's `agent::as_actions`), or tags until the model
+/// slips out of them twice (`llm::format_slips`), then tools. Set in the
+/// configuration (`[llm] format`) and, per provider and model, in the
+/// settings panel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActionFormat {
+    Tags,
+    Tools,
+    #[default]
+    Auto,
+}
+
+impl ActionFormat {
+    pub const ALL: [ActionFormat; 3] =
+        [ActionFormat::Auto, ActionFormat::Tags, ActionFormat::Tools];
+
+    /// The name the configuration and the settings form use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionFormat::Tags => "tags",
+            ActionFormat::Tools => "tools",
+            ActionFormat::Auto => "auto",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<ActionFormat> {
+        ActionFormat::ALL.into_iter().find(|f| f.as_str() == name)
+    }
+
+    /// What the settings form says of it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ActionFormat::Tags => "bolt tags in the answer",
+            ActionFormat::Tools => "tool calls",
+            ActionFormat::Auto => "tags, tool calls after two slips",
+        }
+    }
+}
+
 /// A provider preset as the settings panel shows it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PresetInfo {
@@ -248,6 +289,13 @@ pub struct PublicLlmSettings {
     #[serde(default)]
     pub key_notice: Option<String>,
     pub presets: Vec<PresetInfo>,
+    /// The answer format chosen in the settings for this provider and
+    /// model; `None` follows `default_format`.
+    #[serde(default)]
+    pub format: Option<ActionFormat>,
+    /// The configuration's answer format (`[llm] format`).
+    #[serde(default)]
+    pub default_format: ActionFormat,
 }
 
 /// A provider's models as the settings panel offers them.
@@ -275,6 +323,10 @@ pub struct LlmSettingsUpdate {
     pub base_url: String,
     pub model: String,
     pub key: KeyUpdate,
+    /// The answer format for this provider and model; `None` follows the
+    /// configuration.
+    #[serde(default)]
+    pub format: Option<ActionFormat>,
 }
 
 /// The key is write-only: the panel can replace or clear the stored key of

@@ -83,18 +83,8 @@ pub struct LlmConfig {
     pub format: ActionFormat,
 }
 
-/// How a Build answer gives its files and commands: bolt tags in the text,
-/// tool calls (`agent::as_actions`), or tags until the model slips out of
-/// them twice (`llm::format_slips`), then tools.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum ActionFormat {
-    Tags,
-    Tools,
-    Auto,
-}
-
 pub use crate::runtime::kind::RuntimeKind;
+pub use crate::runtime::llm::ActionFormat;
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]

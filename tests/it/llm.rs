@@ -829,6 +829,7 @@ async fn list_models_for_a_caller_chosen_url_sends_no_key() {
                 base_url: base_url.into(),
                 model: String::new(),
                 key,
+                format: None,
             })
             .unwrap()
     };

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 
 use super::LlmSettings;
 use super::api::ListModels;
+use super::format_field::FormatField;
 use super::key_field::{KeyField, KeyInput};
 use super::local_models::{LocalModels, LocalPick};
 use crate::runtime::llm::{LlmSettingsUpdate, PresetInfo, PublicLlmSettings};
@@ -32,6 +33,7 @@ pub fn LlmForm(settings: PublicLlmSettings, open: RwSignal<bool>) -> impl IntoVi
     let listed_url = RwSignal::new(own_url);
     let model = RwSignal::new(settings.model.clone());
     let key = KeyInput::new();
+    let format = RwSignal::new(settings.format);
     let models = ServerAction::<ListModels>::new();
     // Effects run in the browser only, so the provider is asked for its models
     // when someone looks, never while the page renders on the server.
@@ -79,6 +81,7 @@ pub fn LlmForm(settings: PublicLlmSettings, open: RwSignal<bool>) -> impl IntoVi
             base_url: base_url.get_untracked(),
             model: model.get_untracked(),
             key: key.take_update(),
+            format: format.get_untracked(),
         });
     };
     let is_demo = move || provider.get() == "demo";
@@ -178,6 +181,7 @@ pub fn LlmForm(settings: PublicLlmSettings, open: RwSignal<bool>) -> impl IntoVi
                 </datalist>
             </label>
             <KeyField settings=settings.clone() provider key />
+            <FormatField format default_format=settings.default_format />
             <div class="settings-actions">
                 <button type="submit" data-testid="settings-save" disabled=move || llm.save.pending().get()>
                     "Save"

@@ -16,6 +16,7 @@ pub fn ProviderStatus(settings_open: RwSignal<bool>) -> impl IntoView {
             base_url: String::new(),
             model: String::new(),
             key: KeyUpdate::Keep,
+            format: None,
         });
     };
     let view_for = move |s: PublicLlmSettings| {

@@ -18,7 +18,9 @@ use super::settings::{
     Layer, ResolvedLlm, deployment_layers, providers_with_keys, read_dotenv, resolve,
 };
 use super::settings_file::{SettingsFile, SettingsFileError};
-use crate::runtime::llm::{LlmError, LlmSettingsUpdate, ModelList, PublicLlmSettings};
+use crate::runtime::llm::{
+    ActionFormat, LlmError, LlmSettingsUpdate, ModelList, PublicLlmSettings,
+};
 use crate::server::config::Config;
 
 pub struct LlmService {
@@ -35,9 +37,11 @@ pub struct LlmService {
 const MODELS_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl LlmService {
-    /// How Build answers give their actions (`[llm] format`).
-    pub fn action_format(&self) -> crate::server::config::ActionFormat {
-        self.config.llm.format
+    /// How Build answers of `model` from `provider` give their actions: the
+    /// settings' choice for them, else the configuration's (`[llm] format`).
+    pub fn action_format(&self, provider: &str, model: &str) -> ActionFormat {
+        self.action_format_chosen(provider, model)
+            .unwrap_or(self.config.llm.format)
     }
 
     /// Which models slip out of the format.
@@ -112,6 +116,13 @@ impl LlmService {
     }
 
     pub fn public_settings(&self) -> PublicLlmSettings {
+        let mut public = self.public_resolved();
+        public.format = self.action_format_chosen(&public.provider, &public.model);
+        public.default_format = self.config.llm.format;
+        public
+    }
+
+    fn public_resolved(&self) -> PublicLlmSettings {
         match self.layers(Layer::default()) {
             Ok(layers) => {
                 let mut public = resolve(&layers, &self.config.llm).public();
@@ -124,6 +135,11 @@ impl LlmService {
             }
             Err(_) => self.resolve().public(),
         }
+    }
+
+    fn action_format_chosen(&self, provider: &str, model: &str) -> Option<ActionFormat> {
+        let stored = self.settings_file.load().ok()?;
+        stored.llm.format_for(provider, model)
     }
 
     /// Saves a change from the settings panel; returns the new effective
@@ -225,5 +241,34 @@ impl LlmService {
                 message: format!("The demo provider could not start: {e}"),
             })?;
         Ok(server.base_url())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_format_chosen_for_a_model_wins_over_the_configuration() {
+        let data = tempfile::tempdir().unwrap();
+        let mut config = Config::defaults();
+        config.server.data_dir = data.path().to_owned();
+        config.llm.format = ActionFormat::Tags;
+        let service = LlmService::new(Arc::new(config));
+        assert_eq!(service.action_format("ollama", "qwen"), ActionFormat::Tags);
+        let public = service
+            .save(&LlmSettingsUpdate {
+                provider: "ollama".into(),
+                model: "qwen".into(),
+                format: Some(ActionFormat::Tools),
+                ..LlmSettingsUpdate::default()
+            })
+            .unwrap();
+        // The panel shows the choice for the model it shows, and the default.
+        assert_eq!(public.format, Some(ActionFormat::Tools));
+        assert_eq!(public.default_format, ActionFormat::Tags);
+        assert_eq!(service.action_format("ollama", "qwen"), ActionFormat::Tools);
+        // Another model keeps the configuration's.
+        assert_eq!(service.action_format("ollama", "llama3.2"), ActionFormat::Tags);
     }
 }

@@ -32,7 +32,7 @@ use keys::{ResolvedKey, key_candidates, resolve_key};
 use super::provider::{self, Preset, TokenLimitField};
 use super::secret::Secret;
 use super::settings_file::StoredLlm;
-use crate::runtime::llm::{PublicLlmSettings, SettingSources};
+use crate::runtime::llm::{ActionFormat, PublicLlmSettings, SettingSources};
 use crate::server::config::LlmConfig;
 
 /// The configuration a request is made with.
@@ -483,6 +483,10 @@ impl ResolvedLlm {
             sources: self.sources.clone(),
             problem: self.problem.clone(),
             presets: provider::PRESETS.iter().map(Preset::info).collect(),
+            // Kept in the settings file and the configuration, which the
+            // service adds (`LlmService::public_settings`).
+            format: None,
+            default_format: ActionFormat::default(),
         }
     }
 }
@@ -564,6 +568,7 @@ mod tests {
                 .iter()
                 .map(|(k, _)| (k.to_string(), "".into()))
                 .collect(),
+            formats: Default::default(),
         }
     }
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::provider;
 use super::secret::{InvalidKey, Secret};
-use crate::runtime::llm::{KeyUpdate, LlmSettingsUpdate};
+use crate::runtime::llm::{ActionFormat, KeyUpdate, LlmSettingsUpdate};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StoredSettings {
@@ -39,9 +39,36 @@ pub struct StoredLlm {
     /// take the key along.
     #[serde(default)]
     pub key_urls: BTreeMap<String, String>,
+    /// The answer format chosen per provider, then per model (an empty
+    /// model name: the provider's first listed model).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub formats: BTreeMap<String, BTreeMap<String, ActionFormat>>,
 }
 
 impl StoredLlm {
+    /// The answer format chosen for `model` of `provider`, if any (else the
+    /// one chosen with no model named, which is what the provider's first
+    /// model was saved under).
+    pub fn format_for(&self, provider: &str, model: &str) -> Option<ActionFormat> {
+        let models = self.formats.get(provider)?;
+        models.get(model).or_else(|| models.get("")).copied()
+    }
+
+    fn set_format(&mut self, provider: &str, model: &str, format: Option<ActionFormat>) {
+        let models = self.formats.entry(provider.to_owned()).or_default();
+        match format {
+            Some(format) => {
+                models.insert(model.to_owned(), format);
+            }
+            None => {
+                models.remove(model);
+            }
+        }
+        if models.is_empty() {
+            self.formats.remove(provider);
+        }
+    }
+
     /// The base URL the key for `id` was saved with. A key saved before
     /// URLs were recorded counts as saved with the base URL on file if it
     /// is the key of the provider on file (what it was used with until
@@ -76,6 +103,7 @@ impl fmt::Debug for StoredLlm {
             .field("base_url", &self.base_url)
             .field("model", &self.model)
             .field("api_keys_for", &self.api_keys.keys().collect::<Vec<_>>())
+            .field("formats", &self.formats)
             .finish()
     }
 }
@@ -213,6 +241,8 @@ fn apply(llm: &mut StoredLlm, update: &LlmSettingsUpdate) -> Result<(), Settings
         base_url
     };
     llm.model = update.model.trim().to_owned();
+    let model = llm.model.clone();
+    llm.set_format(provider_id, &model, update.format);
     let slot = key_slot(provider_id).to_owned();
     match &update.key {
         KeyUpdate::Keep => {}
@@ -240,7 +270,57 @@ mod tests {
             base_url: base_url.into(),
             model: " m ".into(),
             key,
+            format: None,
         }
+    }
+
+    #[test]
+    fn the_answer_format_is_kept_per_provider_and_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = SettingsFile::in_dir(dir.path());
+        let with = |provider: &str, model: &str, format| LlmSettingsUpdate {
+            provider: provider.into(),
+            model: model.into(),
+            format,
+            ..LlmSettingsUpdate::default()
+        };
+        file.update(&with(
+            "ollama",
+            "qwen2.5-coder:1.5b",
+            Some(ActionFormat::Tools),
+        ))
+        .unwrap();
+        let s = file
+            .update(&with("ollama", "llama3.2", Some(ActionFormat::Tags)))
+            .unwrap();
+        assert_eq!(
+            s.llm.format_for("ollama", "qwen2.5-coder:1.5b"),
+            Some(ActionFormat::Tools)
+        );
+        assert_eq!(
+            s.llm.format_for("ollama", "llama3.2"),
+            Some(ActionFormat::Tags)
+        );
+        // Another provider's model of the same name has no choice of its own.
+        assert_eq!(s.llm.format_for("lmstudio", "llama3.2"), None);
+        // Saving a model with no choice clears its choice only.
+        let s = file.update(&with("ollama", "llama3.2", None)).unwrap();
+        assert_eq!(s.llm.format_for("ollama", "llama3.2"), None);
+        assert_eq!(
+            file.load()
+                .unwrap()
+                .llm
+                .format_for("ollama", "qwen2.5-coder:1.5b"),
+            Some(ActionFormat::Tools)
+        );
+        // A choice saved with no model named is the provider's first model's.
+        let s = file
+            .update(&with("ollama", "", Some(ActionFormat::Tags)))
+            .unwrap();
+        assert_eq!(
+            s.llm.format_for("ollama", "whatever-it-lists"),
+            Some(ActionFormat::Tags)
+        );
     }
 
     #[test]

@@ -68,9 +68,11 @@ pub async fn run(
     // continued answer keeps to the text: tags for both.
     let mut tools = !in_browser
         && !continuing
-        && llm
-            .format_slips()
-            .use_tools(llm.action_format(), &base_url, &model);
+        && llm.format_slips().use_tools(
+            llm.action_format(&llm_config.provider, &model),
+            &base_url,
+            &model,
+        );
     ctx.tools = tools;
     let ask = super::context::Ask {
         llm: &llm_config,
