@@ -18,7 +18,7 @@ mod transfer;
 mod writer;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use sqlx::SqlitePool;
@@ -58,6 +58,9 @@ pub struct Store {
     /// `[runtime] default`: what a project row naming no runtime this
     /// version knows is read as.
     default_runtime: RuntimeKind,
+    /// The one task that writes the sessions' events (`writer.rs`),
+    /// started with the first session.
+    writer: Arc<OnceLock<writer::SharedWriter>>,
 }
 
 impl Store {
@@ -81,7 +84,15 @@ impl Store {
             pool,
             ready: Arc::new(OnceCell::new()),
             default_runtime,
+            writer: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// The store's writing task, started on first use (inside the runtime).
+    fn shared_writer(&self) -> writer::SharedWriter {
+        self.writer
+            .get_or_init(|| writer::SharedWriter::start(self.clone()))
+            .clone()
     }
 
     /// A transaction that writes. It takes the write lock when it begins

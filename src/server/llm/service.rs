@@ -269,6 +269,9 @@ mod tests {
         assert_eq!(public.default_format, ActionFormat::Tags);
         assert_eq!(service.action_format("ollama", "qwen"), ActionFormat::Tools);
         // Another model keeps the configuration's.
-        assert_eq!(service.action_format("ollama", "llama3.2"), ActionFormat::Tags);
+        assert_eq!(
+            service.action_format("ollama", "llama3.2"),
+            ActionFormat::Tags
+        );
     }
 }

@@ -381,4 +381,47 @@ async fn a_batch_with_one_bad_event_keeps_the_others() {
     assert_eq!(seqs, vec![1, 2, 3]);
 }
 
+/// Every project's writes go through the store's one writer: two projects
+/// streaming at once each get their own events, in order, delivered to their
+/// own subscribers only, and one project's bad write loses none of the
+/// other's.
+#[tokio::test]
+async fn projects_share_one_writer_and_keep_their_own_order() {
+    let (_dir, store) = store_with("p1").await;
+    store.ensure_project(&project("p2")).await.unwrap();
+    write_events(&store, "p2", vec![terminal(5, "taken")]).await;
+    let subscriber = || {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let deliver = move |envelope: Arc<Envelope>| {
+            let _ = tx.send(envelope.seq);
+        };
+        (deliver, rx)
+    };
+    let (to_one, mut one) = subscriber();
+    let (to_two, mut two) = subscriber();
+    let first = EventWriter::spawn(store.clone(), "p1".into(), to_one);
+    let second = EventWriter::spawn(store.clone(), "p2".into(), to_two);
+    for seq in 1..=20 {
+        first.event(terminal(seq, "one"));
+        // p2's fifth event is a number already taken.
+        second.event(terminal(seq, "two"));
+    }
+    first.flush().await;
+    second.flush().await;
+    let seqs = |project: &'static str| {
+        let store = store.clone();
+        async move {
+            let events = store.events(project).await.unwrap().events;
+            events.iter().map(|e| e.seq).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(seqs("p1").await, (1..=20).collect::<Vec<_>>());
+    assert_eq!(seqs("p2").await, (1..=20).collect::<Vec<_>>());
+    let received = |rx: &mut tokio::sync::mpsc::UnboundedReceiver<u64>| {
+        std::iter::from_fn(|| rx.try_recv().ok()).collect::<Vec<_>>()
+    };
+    assert_eq!(received(&mut one), (1..=20).collect::<Vec<_>>());
+    assert_eq!(received(&mut two), (1..=20).collect::<Vec<_>>());
+}
+
 mod flood;

@@ -1,14 +1,19 @@
-//! One task per open project writes what the session publishes, in order,
-//! and only then hands each event to the subscribers: what a browser has
-//! seen is on disk. Writes queued meanwhile go in one transaction.
+//! One task writes what every open project's session publishes, in order,
+//! and only then hands each event to that project's subscribers: what a
+//! browser has seen is on disk. Writes queued meanwhile, from every project,
+//! go in one transaction, so many streaming answers share each commit
+//! instead of queueing for SQLite's one write lock a token at a time.
 //!
 //! The queue is bounded by what reaches it: output comes at most one event
 //! of [`OUTPUT_EVENT_MAX`](super::OUTPUT_EVENT_MAX) bytes per window (the
 //! session's output gate, `output.rs`); every other write is queued as it
-//! comes and never dropped. Every [`OUTPUT_KEPT`] bytes of output written,
-//! the project's stored output is compacted to its last [`OUTPUT_KEPT`].
+//! comes and never dropped. Every [`OUTPUT_KEPT`] bytes of a project's
+//! output written, its stored output is compacted to its last
+//! [`OUTPUT_KEPT`].
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -18,7 +23,9 @@ use super::{Store, StoreError, events};
 use crate::runtime::session::Envelope;
 
 /// Writes taken in one transaction at most.
-const BATCH: usize = 512;
+const BATCH: usize = 1024;
+
+type Deliver = Box<dyn Fn(Arc<Envelope>) + Send + Sync>;
 
 enum Write {
     Event(Arc<Envelope>),
@@ -32,33 +39,77 @@ enum Write {
     Flush(oneshot::Sender<()>),
 }
 
+/// What the shared task is asked: a writer opened or closed, or one of its
+/// writes.
+enum Job {
+    Open {
+        writer: u64,
+        project: String,
+        deliver: Deliver,
+    },
+    Write(u64, Write),
+    Close(u64),
+}
+
+/// The store's one writing task, started with the first [`EventWriter`].
+#[derive(Clone)]
+pub(super) struct SharedWriter {
+    tx: mpsc::UnboundedSender<Job>,
+    next: Arc<AtomicU64>,
+}
+
+impl SharedWriter {
+    pub(super) fn start(store: Store) -> SharedWriter {
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(run(store, rx));
+        SharedWriter {
+            tx,
+            next: Arc::new(AtomicU64::new(0)),
+        }
+    }
+}
+
+/// A project's way into the store's writer. Dropping it closes the
+/// project's place there once its queued writes are done.
 pub struct EventWriter {
-    tx: mpsc::UnboundedSender<Write>,
+    id: u64,
+    tx: mpsc::UnboundedSender<Job>,
 }
 
 impl EventWriter {
-    /// Starts the writer of `project`; `deliver` receives each event after
-    /// it is written (or after writing it failed, which is logged).
+    /// The writer of `project`; `deliver` receives each event after it is
+    /// written (or after writing it failed, which is logged).
     pub fn spawn(
         store: Store,
         project: String,
-        deliver: impl Fn(Arc<Envelope>) + Send + 'static,
+        deliver: impl Fn(Arc<Envelope>) + Send + Sync + 'static,
     ) -> EventWriter {
-        let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(run(store, project, rx, deliver));
-        EventWriter { tx }
+        let shared = store.shared_writer();
+        let id = shared.next.fetch_add(1, Ordering::Relaxed);
+        let deliver = Box::new(deliver);
+        let open = Job::Open {
+            writer: id,
+            project,
+            deliver,
+        };
+        if shared.tx.send(open).is_err() {
+            tracing::error!("the store's writer has stopped; nothing more is stored");
+        }
+        EventWriter { id, tx: shared.tx }
+    }
+
+    fn send(&self, write: Write, what: &str) {
+        if self.tx.send(Job::Write(self.id, write)).is_err() {
+            tracing::error!("the store's writer has stopped; {what} was not stored");
+        }
     }
 
     pub fn event(&self, envelope: Arc<Envelope>) {
-        if self.tx.send(Write::Event(envelope)).is_err() {
-            tracing::error!("the session writer has stopped; an event was not stored");
-        }
+        self.send(Write::Event(envelope), "an event");
     }
 
     pub fn message(&self, message: MessageRow) {
-        if self.tx.send(Write::Message(message)).is_err() {
-            tracing::error!("the session writer has stopped; a message was not stored");
-        }
+        self.send(Write::Message(message), "a message");
     }
 
     /// Appends to a stored answer's text, in order with the events.
@@ -67,92 +118,162 @@ impl EventWriter {
             message_id: message_id.to_owned(),
             text: text.to_owned(),
         };
-        if self.tx.send(write).is_err() {
-            tracing::error!("the session writer has stopped; answer text was not stored");
-        }
+        self.send(write, "answer text");
     }
 
     /// Waits until everything queued so far is written.
     pub async fn flush(&self) {
         let (done, wait) = oneshot::channel();
-        if self.tx.send(Write::Flush(done)).is_ok() {
+        if self
+            .tx
+            .send(Job::Write(self.id, Write::Flush(done)))
+            .is_ok()
+        {
             let _ = wait.await;
         }
     }
 }
 
-async fn run(
-    store: Store,
+impl Drop for EventWriter {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Job::Close(self.id));
+    }
+}
+
+/// One open writer, as the task keeps it.
+struct Open {
     project: String,
-    mut rx: mpsc::UnboundedReceiver<Write>,
-    deliver: impl Fn(Arc<Envelope>),
-) {
-    let mut batch = Vec::new();
-    // The number of the last piece of answer text stored, once known.
-    let mut piece = None;
-    // Output written since the stored output was last compacted.
-    let mut output = 0;
-    while rx.recv_many(&mut batch, BATCH).await > 0 {
-        if let Err(error) = write(&store, &project, &batch, &mut piece).await {
-            // One bad write rolls the whole batch back; store the others.
-            tracing::error!(project, %error, "storing a batch failed; storing it one by one");
-            write_each(&store, &project, &batch, &mut piece).await;
+    deliver: Deliver,
+    /// The number of the last piece of answer text stored, once known.
+    piece: Option<i64>,
+    /// Output written since the project's stored output was last compacted.
+    output: u64,
+}
+
+async fn run(store: Store, mut rx: mpsc::UnboundedReceiver<Job>) {
+    let mut open: HashMap<u64, Open> = HashMap::new();
+    let mut jobs = Vec::new();
+    while rx.recv_many(&mut jobs, BATCH).await > 0 {
+        let mut batch = Vec::new();
+        let mut closed = Vec::new();
+        for job in jobs.drain(..) {
+            match job {
+                Job::Open {
+                    writer,
+                    project,
+                    deliver,
+                } => {
+                    let state = Open {
+                        project,
+                        deliver,
+                        piece: None,
+                        output: 0,
+                    };
+                    open.insert(writer, state);
+                }
+                Job::Write(writer, write) => batch.push((writer, write)),
+                Job::Close(writer) => closed.push(writer),
+            }
         }
-        output += batch_output(&batch);
-        if output >= OUTPUT_KEPT {
-            output = 0;
-            compact(&store, &project).await;
+        write_batch(&store, &mut open, &batch).await;
+        compact_full(&store, &mut open, &batch).await;
+        deliver(&open, batch);
+        for writer in closed {
+            open.remove(&writer);
         }
-        for write in batch.drain(..) {
-            match write {
-                Write::Event(envelope) => deliver(envelope),
-                Write::Message(_) | Write::Append { .. } => {}
-                Write::Flush(done) => {
-                    let _ = done.send(());
+    }
+}
+
+/// Writes the batch in one transaction; when that fails, one bad write has
+/// rolled it all back, so each is then written alone.
+async fn write_batch(store: &Store, open: &mut HashMap<u64, Open>, batch: &[(u64, Write)]) {
+    if batch.is_empty() {
+        return;
+    }
+    let mut pieces = open.iter().map(|(id, o)| (*id, o.piece)).collect();
+    match write(store, open, batch, &mut pieces).await {
+        Ok(()) => keep_pieces(open, pieces),
+        Err(error) => {
+            tracing::error!(%error, "storing a batch failed; storing it one by one");
+            for one in batch.chunks(1) {
+                let mut pieces = open.iter().map(|(id, o)| (*id, o.piece)).collect();
+                match write(store, open, one, &mut pieces).await {
+                    Ok(()) => keep_pieces(open, pieces),
+                    Err(error) => {
+                        let project = open.get(&one[0].0).map(|o| o.project.as_str());
+                        tracing::error!(project, %error, "storing the session failed");
+                    }
                 }
             }
         }
     }
 }
 
-/// Keeps the last [`OUTPUT_KEPT`] bytes of the project's stored output.
-async fn compact(store: &Store, project: &str) {
-    if let Err(error) = store.compact_output(project).await {
-        tracing::error!(project, %error, "compacting the stored output failed");
+/// The piece numbers a committed transaction used.
+fn keep_pieces(open: &mut HashMap<u64, Open>, pieces: HashMap<u64, Option<i64>>) {
+    for (id, piece) in pieces {
+        if let Some(state) = open.get_mut(&id) {
+            state.piece = piece;
+        }
     }
 }
 
-/// The bytes of output the batch's events add to the terminal.
-fn batch_output(batch: &[Write]) -> u64 {
-    batch
-        .iter()
-        .map(|write| match write {
-            Write::Event(envelope) => output_bytes(&envelope.event),
-            _ => 0,
-        })
-        .sum()
+/// Compacts the stored output of each project that has written
+/// [`OUTPUT_KEPT`] bytes of it since the last time.
+async fn compact_full(store: &Store, open: &mut HashMap<u64, Open>, batch: &[(u64, Write)]) {
+    for (writer, write) in batch {
+        let Write::Event(envelope) = write else {
+            continue;
+        };
+        let Some(state) = open.get_mut(writer) else {
+            continue;
+        };
+        state.output += output_bytes(&envelope.event);
+        if state.output >= OUTPUT_KEPT {
+            state.output = 0;
+            if let Err(error) = store.compact_output(&state.project).await {
+                let project = state.project.as_str();
+                tracing::error!(project, %error, "compacting the stored output failed");
+            }
+        }
+    }
 }
 
-async fn write_each(store: &Store, project: &str, batch: &[Write], piece: &mut Option<i64>) {
-    for one in batch.chunks(1) {
-        if let Err(error) = write(store, project, one, piece).await {
-            tracing::error!(project, %error, "storing the session failed");
+/// Hands each written event to its project's subscribers, and answers the
+/// flushes.
+fn deliver(open: &HashMap<u64, Open>, batch: Vec<(u64, Write)>) {
+    for (writer, write) in batch {
+        match write {
+            Write::Event(envelope) => {
+                if let Some(state) = open.get(&writer) {
+                    (state.deliver)(envelope);
+                }
+            }
+            Write::Message(_) | Write::Append { .. } => {}
+            Write::Flush(done) => {
+                let _ = done.send(());
+            }
         }
     }
 }
 
 async fn write(
     store: &Store,
-    project: &str,
-    batch: &[Write],
-    piece: &mut Option<i64>,
+    open: &HashMap<u64, Open>,
+    batch: &[(u64, Write)],
+    pieces: &mut HashMap<u64, Option<i64>>,
 ) -> Result<(), StoreError> {
     let mut tx = store.begin_write().await?;
-    for write in batch {
+    for (writer, write) in batch {
+        let Some(state) = open.get(writer) else {
+            continue;
+        };
+        let project = state.project.as_str();
         match write {
             Write::Event(envelope) => events::append(&mut tx, project, envelope).await?,
             Write::Message(message) => messages::upsert(&mut tx, project, message).await?,
             Write::Append { message_id, text } => {
+                let piece = pieces.entry(*writer).or_default();
                 let last = match *piece {
                     Some(last) => last,
                     None => messages::last_piece(&mut tx, project).await?,
