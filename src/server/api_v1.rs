@@ -104,7 +104,7 @@ mod tests {
     #[tokio::test]
     async fn a_file_body_over_the_limit_is_refused_and_nothing_is_written() {
         let (state, _data) = state();
-        let project = state.projects.create("limits").unwrap();
+        let project = crate::server::state::project_for_tests(&state, "limits").await;
         let path = format!("/api/v1/projects/{}/files/big.bin", project.id);
         let (status, json) = send(&state, "PUT", &path, vec![b'a'; BODY_LIMIT + 1]).await;
         assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
@@ -120,7 +120,7 @@ mod tests {
     #[tokio::test]
     async fn a_json_body_over_the_limit_is_refused_as_too_large_not_invalid() {
         let (state, _data) = state();
-        let project = state.projects.create("limits").unwrap();
+        let project = crate::server::state::project_for_tests(&state, "limits").await;
         let text = "x".repeat(BODY_LIMIT);
         let body = serde_json::to_vec(&serde_json::json!({ "text": text })).unwrap();
         let path = format!("/api/v1/projects/{}/messages", project.id);
@@ -136,7 +136,7 @@ mod tests {
         .await;
         assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{json}");
         assert_eq!(
-            state.projects.list().unwrap().len(),
+            state.store.list_projects().await.unwrap().len(),
             1,
             "no project was made"
         );

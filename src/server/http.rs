@@ -117,7 +117,7 @@ async fn projects_page() -> Redirect {
 /// `POST /new` creates a project and opens it. Like every route, only when
 /// asked from the IDE itself or by a program with the token (see `access::origin`).
 async fn open_new_project(State(state): State<AppState>) -> Result<Redirect, HttpError> {
-    let project = state.projects.create(super::store::UNTITLED)?;
+    let project = super::session::manage::create(&state, super::store::UNTITLED).await?;
     Ok(Redirect::to(&format!("/p/{}", project.id)))
 }
 
@@ -126,13 +126,15 @@ async fn open_new_project(State(state): State<AppState>) -> Result<Redirect, Htt
 pub enum HttpError {
     #[error(transparent)]
     Project(#[from] ProjectError),
+    #[error(transparent)]
+    Api(#[from] super::session::api::ApiError),
 }
 
 impl IntoResponse for HttpError {
     fn into_response(self) -> Response {
         let status = match &self {
             HttpError::Project(ProjectError::NotFound(_)) => StatusCode::NOT_FOUND,
-            HttpError::Project(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            HttpError::Project(_) | HttpError::Api(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         tracing::error!("{self}");
         (status, self.to_string()).into_response()
@@ -269,7 +271,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn root_shows_the_projects_and_new_makes_one() {
         let (state, _data) = state();
-        state.projects.create("listed on the page").unwrap();
+        crate::server::state::project_for_tests(&state, "listed on the page").await;
         let page = get_with(&state, "/").await;
         assert_eq!(page.status(), StatusCode::OK);
         let body = axum::body::to_bytes(page.into_body(), usize::MAX);
@@ -296,7 +298,7 @@ mod tests {
             .unwrap();
         assert_eq!(fresh.status(), StatusCode::SEE_OTHER);
         assert!(location(&fresh).starts_with("/p/"));
-        assert_eq!(state.projects.list().unwrap().len(), 2);
+        assert_eq!(state.store.list_projects().await.unwrap().len(), 2);
     }
 
     #[tokio::test]
@@ -305,7 +307,7 @@ mod tests {
         let followed = get_with(&state, "/new").await;
         assert_eq!(followed.status(), StatusCode::SEE_OTHER);
         assert_eq!(location(&followed), "/");
-        assert_eq!(state.projects.list().unwrap().len(), 0);
+        assert_eq!(state.store.list_projects().await.unwrap().len(), 0);
     }
 
     // Rendered on a multi-threaded runtime like `rivet serve`'s: on a

@@ -1,6 +1,7 @@
-//! The projects on this server: one directory each under
-//! `<data_dir>/projects/<id>/`, holding `project.json` (its metadata) and
-//! `workspace/` (the files the project's code lives in).
+//! The projects' directories on this server: one each under
+//! `<data_dir>/projects/<id>/`, holding `workspace/` (the files the
+//! project's code lives in) and `checkpoints.git`. A project's record (its
+//! name, runtime and dates) is its row in the store, and nothing else.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -61,50 +62,19 @@ impl Projects {
         self.dir(id).join("workspace")
     }
 
+    /// Makes a new project's directories, under a fresh id. The project is
+    /// not recorded until its row is in the store (`session::manage::create`).
     pub fn create(&self, name: &str) -> Result<ProjectMeta, ProjectError> {
         let id = ProjectId::from_random(rand::random());
-        let dir = self.dir(&id);
         let workspace = self.workspace(&id);
         std::fs::create_dir_all(&workspace).map_err(io(&workspace))?;
-        let meta = ProjectMeta {
+        Ok(ProjectMeta {
             id,
             name: name.to_owned(),
             created: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
-        };
-        let path = dir.join("project.json");
-        let json = serde_json::to_vec_pretty(&meta).map_err(|source| ProjectError::Corrupt {
-            path: path.clone(),
-            source,
-        })?;
-        crate::server::atomic::write(&path, &json).map_err(io(&path))?;
-        Ok(meta)
-    }
-
-    pub fn get(&self, id: &ProjectId) -> Result<ProjectMeta, ProjectError> {
-        let path = self.dir(id).join("project.json");
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ProjectError::NotFound(id.clone()));
-            }
-            Err(source) => return Err(ProjectError::Io { path, source }),
-        };
-        serde_json::from_slice(&bytes).map_err(|source| ProjectError::Corrupt { path, source })
-    }
-
-    /// Gives the project a new name in its `project.json`.
-    pub fn rename(&self, id: &ProjectId, name: &str) -> Result<ProjectMeta, ProjectError> {
-        let mut meta = self.get(id)?;
-        meta.name = name.to_owned();
-        let path = self.dir(id).join("project.json");
-        let json = serde_json::to_vec_pretty(&meta).map_err(|source| ProjectError::Corrupt {
-            path: path.clone(),
-            source,
-        })?;
-        crate::server::atomic::write(&path, &json).map_err(io(&path))?;
-        Ok(meta)
+        })
     }
 
     /// Removes the project's directory and everything in it.
@@ -119,116 +89,84 @@ impl Projects {
         }
     }
 
-    /// The directories named like a project id (whether or not they hold
-    /// a readable `project.json`).
-    pub fn ids(&self) -> Vec<ProjectId> {
+    /// The directories holding a `project.json`, as versions before the
+    /// store kept a project's record; read once, by the store's import.
+    pub fn legacy_ids(&self) -> Vec<ProjectId> {
         std::fs::read_dir(&self.root)
             .map(|entries| {
                 entries
                     .filter_map(Result::ok)
-                    .filter(|entry| entry.path().join("project.json").exists())
+                    .filter(|entry| entry.path().join(LEGACY_FILE).exists())
                     .filter_map(|entry| ProjectId::parse(&entry.file_name().to_string_lossy()).ok())
                     .collect()
             })
             .unwrap_or_default()
     }
 
-    /// Every project, newest first. Directories that are not projects (no
-    /// `project.json`) are skipped; a `project.json` that cannot be read or
-    /// parsed is an error naming it, never silently left out.
-    pub fn list(&self) -> Result<Vec<ProjectMeta>, ProjectError> {
-        let entries = match std::fs::read_dir(&self.root) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => {
-                return Err(ProjectError::Io {
-                    path: self.root.clone(),
-                    source,
-                });
+    /// A project's `project.json`, as versions before the store wrote it.
+    pub fn read_legacy(&self, id: &ProjectId) -> Result<ProjectMeta, ProjectError> {
+        let path = self.dir(id).join(LEGACY_FILE);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ProjectError::NotFound(id.clone()));
             }
+            Err(source) => return Err(ProjectError::Io { path, source }),
         };
-        let mut projects = entries
-            .filter_map(Result::ok)
-            .filter_map(|entry| ProjectId::parse(&entry.file_name().to_string_lossy()).ok())
-            .filter_map(|id| match self.get(&id) {
-                Err(ProjectError::NotFound(_)) => None,
-                found => Some(found),
-            })
-            .collect::<Result<Vec<ProjectMeta>, ProjectError>>()?;
-        projects.sort_by(|a, b| b.created.cmp(&a.created).then(a.id.cmp(&b.id)));
-        Ok(projects)
+        serde_json::from_slice(&bytes).map_err(|source| ProjectError::Corrupt { path, source })
     }
 }
+
+/// Where versions before the store kept a project's record.
+const LEGACY_FILE: &str = "project.json";
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn created_projects_are_listed_and_found() {
+    fn a_new_project_has_its_workspace_and_no_file_of_its_own() {
         let dir = tempfile::tempdir().unwrap();
         let projects = Projects::new(dir.path());
-        assert!(projects.list().unwrap().is_empty());
         let a = projects.create("first").unwrap();
         let b = projects.create("second").unwrap();
+        assert_ne!(a.id, b.id);
         assert!(projects.workspace(&a.id).is_dir());
-        assert_eq!(projects.get(&b.id).unwrap().name, "second");
-        let listed: Vec<_> = projects.list().unwrap().into_iter().map(|p| p.id).collect();
-        assert_eq!(listed.len(), 2);
-        assert!(listed.contains(&a.id) && listed.contains(&b.id));
-    }
-
-    #[test]
-    fn a_corrupt_project_json_is_reported_naming_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let projects = Projects::new(dir.path());
-        let good = projects.create("good").unwrap();
-        let bad = projects.create("bad").unwrap();
-        let path = projects.dir(&bad.id).join("project.json");
-        // What a write cut off by a crash used to leave behind.
-        std::fs::write(&path, br#"{"id":"#).unwrap();
-        for err in [
-            projects.list().unwrap_err(),
-            projects.get(&bad.id).unwrap_err(),
-        ] {
-            assert!(matches!(err, ProjectError::Corrupt { .. }), "{err:?}");
-            assert!(
-                err.to_string().contains(&path.display().to_string()),
-                "{err}"
-            );
-        }
-        assert_eq!(projects.get(&good.id).unwrap().name, "good");
-    }
-
-    #[test]
-    fn project_json_is_written_whole_with_no_temporary_file_left() {
-        let dir = tempfile::tempdir().unwrap();
-        let projects = Projects::new(dir.path());
-        let meta = projects.create("atomic").unwrap();
-        let mut names: Vec<String> = std::fs::read_dir(projects.dir(&meta.id))
+        let names: Vec<String> = std::fs::read_dir(projects.dir(&a.id))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        names.sort();
-        assert_eq!(names, ["project.json", "workspace"]);
-        assert_eq!(projects.get(&meta.id).unwrap(), meta);
+        // The store is the record: no project.json beside the files.
+        assert_eq!(names, ["workspace"]);
+        assert!(projects.legacy_ids().is_empty());
     }
 
     #[test]
-    fn a_project_is_renamed_and_deleted() {
+    fn a_corrupt_legacy_project_json_is_reported_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let projects = Projects::new(dir.path());
+        let bad = projects.create("bad").unwrap();
+        let path = projects.dir(&bad.id).join(LEGACY_FILE);
+        // What a write cut off by a crash used to leave behind.
+        std::fs::write(&path, br#"{"id":"#).unwrap();
+        assert_eq!(projects.legacy_ids(), [bad.id.clone()]);
+        let err = projects.read_legacy(&bad.id).unwrap_err();
+        assert!(matches!(err, ProjectError::Corrupt { .. }), "{err:?}");
+        assert!(
+            err.to_string().contains(&path.display().to_string()),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_project_directory_is_deleted_once() {
         let dir = tempfile::tempdir().unwrap();
         let projects = Projects::new(dir.path());
         let meta = projects.create("before").unwrap();
-        assert_eq!(projects.rename(&meta.id, "after").unwrap().name, "after");
-        assert_eq!(projects.get(&meta.id).unwrap().name, "after");
         projects.delete(&meta.id).unwrap();
         assert!(!projects.dir(&meta.id).exists());
         assert!(matches!(
             projects.delete(&meta.id),
-            Err(ProjectError::NotFound(_))
-        ));
-        assert!(matches!(
-            projects.rename(&meta.id, "x"),
             Err(ProjectError::NotFound(_))
         ));
     }
@@ -238,8 +176,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let projects = Projects::new(dir.path());
         let id = ProjectId::parse("nothere").unwrap();
-        assert!(matches!(projects.get(&id), Err(ProjectError::NotFound(_))));
+        assert!(matches!(
+            projects.read_legacy(&id),
+            Err(ProjectError::NotFound(_))
+        ));
         std::fs::create_dir_all(dir.path().join("projects/stray")).unwrap();
-        assert!(projects.list().unwrap().is_empty());
+        assert!(projects.legacy_ids().is_empty());
     }
 }

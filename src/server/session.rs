@@ -35,17 +35,18 @@ use crate::runtime::tree::is_inside_skipped_dir;
 use crate::server::state::AppState;
 use crate::server::store::ProjectRow;
 
-/// The project's row in the store, from its directory's metadata.
-fn project_row(state: &AppState, id: &ProjectId) -> ProjectRow {
-    let runtime = state.config.runtime.default;
-    match state.projects.get(id) {
-        Ok(meta) => ProjectRow::from_meta(&meta, runtime),
-        Err(_) => ProjectRow {
+/// The project's row in the store; a project the store does not know (its
+/// directory alone, which versions before the store left) is recorded by
+/// the restore under its id.
+async fn project_row(state: &AppState, id: &ProjectId) -> ProjectRow {
+    match state.store.project(id.as_str()).await {
+        Ok(Some(row)) => row,
+        _ => ProjectRow {
             id: id.as_str().to_owned(),
             name: id.as_str().to_owned(),
             created_at: crate::server::store::now(),
             updated_at: crate::server::store::now(),
-            runtime,
+            runtime: state.config.runtime.default,
         },
     }
 }
@@ -95,7 +96,7 @@ impl OpenProjects {
 
     async fn open_once(&self, state: &AppState, id: &ProjectId) -> Arc<ProjectHandle> {
         let runtime = state.sandbox.runtime(id);
-        let restored = match restore::load(&state.store, &project_row(state, id)).await {
+        let restored = match restore::load(&state.store, &project_row(state, id).await).await {
             Ok(restored) => restored,
             Err(error) => {
                 tracing::error!(project = %id.as_str(), %error, "the project's stored session could not be read");
@@ -184,7 +185,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn concurrent_first_opens_of_a_project_make_one_session() {
         let (state, _data) = state();
-        let project = state.projects.create("p").unwrap();
+        let project = crate::server::state::project_for_tests(&state, "p").await;
         let opens = (0..8).map(|_| {
             let (state, id) = (state.clone(), project.id.clone());
             tokio::spawn(async move { state.open_projects.open(&state, &id).await })

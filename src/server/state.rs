@@ -107,3 +107,20 @@ pub fn for_tests(
         .build();
     (AppState::new(options, config), data)
 }
+
+/// A new empty project, recorded as `POST /new` records one, for unit tests.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub async fn project_for_tests(
+    state: &AppState,
+    name: &str,
+) -> crate::server::projects::ProjectMeta {
+    let row = crate::server::session::manage::create(state, name)
+        .await
+        .unwrap();
+    crate::server::projects::ProjectMeta {
+        id: crate::runtime::project::ProjectId::parse(&row.id).unwrap(),
+        name: row.name,
+        created: u64::try_from(row.created_at).unwrap(),
+    }
+}

@@ -20,7 +20,7 @@ use crate::runtime::host::{EntryKind, Runtime, RuntimeError};
 use crate::runtime::project::ProjectId;
 use crate::runtime::tree::is_inside_skipped_dir;
 use crate::server::projects::ProjectError;
-use crate::server::session::api;
+use crate::server::session::{self, api};
 use crate::server::state::AppState;
 use crate::server::store::{MessageRow, ProjectRow, StoreError};
 use conversation::{ExportedConversation, ExportedFile, ExportedProject};
@@ -117,7 +117,7 @@ fn exports_dir(state: &AppState) -> PathBuf {
 /// project's too: the server keeps the copy its tab mirrors.
 pub async fn export_zip(state: &AppState, id: &str) -> Result<ZipExport, TransferError> {
     let id = ProjectId::parse(id).map_err(api::ApiError::from)?;
-    let name = state.projects.get(&id)?.name;
+    let name = session::manage::require(state, &id).await?.name;
     let workspace = state.projects.workspace(&id);
     let exports = exports_dir(state);
     let (file, len) = tokio::task::spawn_blocking(move || {
@@ -141,7 +141,7 @@ pub async fn export_conversation(
     let handle = api::open_in(state, id).await?;
     // What was published is in the store before it is read.
     handle.session.flush().await;
-    let meta = state.projects.get(&handle.id)?;
+    let row = session::manage::require(state, &handle.id).await?;
     let messages = state.store.messages(handle.id.as_str()).await?;
     let events = state.store.events(handle.id.as_str()).await?.events;
     let files = project_files(&*handle.runtime).await?;
@@ -149,8 +149,8 @@ pub async fn export_conversation(
         format: conversation::FORMAT.to_owned(),
         version: conversation::VERSION,
         project: ExportedProject {
-            name: meta.name,
-            created_at: i64::try_from(meta.created).unwrap_or(i64::MAX),
+            name: row.name,
+            created_at: row.created_at,
         },
         messages: messages.into_iter().map(Into::into).collect(),
         events,

@@ -241,9 +241,11 @@ async fn a_file_path_leaving_the_project_is_refused_with_a_code() {
 #[tokio::test(flavor = "multi_thread")]
 async fn project_json_files_are_imported_at_start() {
     let data = tempfile::tempdir().unwrap();
-    let old = rivet::server::projects::Projects::new(data.path())
-        .create("made before the store")
-        .unwrap();
+    // What versions before the store left: a project.json beside the files.
+    let projects = rivet::server::projects::Projects::new(data.path());
+    let old = projects.create("made before the store").unwrap();
+    let json = serde_json::to_vec(&old).unwrap();
+    std::fs::write(projects.dir(&old.id).join("project.json"), json).unwrap();
     let mock = Mock::start(&[]);
     let server = Server::start(&mock, data).await;
     let (status, list) = server.json(server.http.get(server.url("/projects"))).await;

@@ -76,7 +76,8 @@ fn id(project: &str) -> ProjectId {
 }
 
 /// Makes `project` a project of the IDE whose data directory is `data_dir`
-/// (terminals are only opened for projects that exist); owned by `owner`
+/// (terminals are only opened for projects that exist): a `project.json`
+/// as versions before the store wrote, which the IDE imports; owned by `owner`
 /// when given.
 fn register(data_dir: &Path, project: &str, owner: Option<u32>) {
     let projects = data_dir.join("projects");
@@ -496,6 +497,8 @@ async fn websocket(addr: SocketAddr, url: &str, headers: &[(&str, &str)]) -> Soc
 
 async fn terminal(ide: &Ide, project: &str, name: &str) -> Socket {
     register(ide.data_dir(), project, None);
+    let state = &ide.state;
+    state.store.import_projects(&state.projects).await.unwrap();
     let url = format!(
         "ws://{}/api/projects/{project}/terminals/{name}/ws?cols=80&rows=24",
         ide.addr

@@ -44,12 +44,6 @@ pub async fn list_projects(search: String) -> Result<Vec<ProjectSummary>, RivetE
     use crate::server::session::api::ApiError;
     let state = expect_context::<crate::server::state::AppState>();
     let store_error = |e: crate::server::store::StoreError| RivetError::from(ApiError::from(e));
-    // Projects made by "New project" join the store on first sight.
-    state
-        .store
-        .import_projects(&state.projects)
-        .await
-        .map_err(store_error)?;
     let rows = state
         .store
         .find_projects(&search)

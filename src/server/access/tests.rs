@@ -66,7 +66,7 @@ async fn every_route_but_healthz_needs_the_token() {
     let health = send(&state, get("/healthz").body(Body::empty()).unwrap()).await;
     assert_eq!(health.status(), StatusCode::OK);
     assert_eq!(
-        state.projects.list().unwrap().len(),
+        state.store.list_projects().await.unwrap().len(),
         0,
         "nothing was created"
     );
@@ -220,7 +220,7 @@ async fn a_cookie_only_request_without_origin_or_fetch_metadata_is_refused() {
     assert_eq!(followed.status(), StatusCode::SEE_OTHER);
     assert_eq!(followed.headers()["location"], "/");
     assert_eq!(
-        state.projects.list().unwrap().len(),
+        state.store.list_projects().await.unwrap().len(),
         0,
         "nothing was created"
     );
@@ -236,7 +236,7 @@ async fn a_cookie_only_request_without_origin_or_fetch_metadata_is_refused() {
         .body(Body::empty())
         .unwrap();
     assert_eq!(send(&state, program).await.status(), StatusCode::SEE_OTHER);
-    assert_eq!(state.projects.list().unwrap().len(), 2);
+    assert_eq!(state.store.list_projects().await.unwrap().len(), 2);
 }
 
 #[tokio::test]
@@ -337,7 +337,7 @@ async fn one_clients_wrong_tokens_do_not_throttle_another() {
 #[tokio::test]
 async fn a_dns_rebinding_page_cannot_reach_write_file() {
     let (state, _data) = state_with(|_| {});
-    let project = state.projects.create("Untitled").unwrap();
+    let project = crate::server::state::project_for_tests(&state, "Untitled").await;
     let request = Request::post("/api/write_file")
         .header("host", "evil.test:3000")
         .header("origin", "http://evil.test:3000")
@@ -409,7 +409,7 @@ async fn previews_and_other_sites_cannot_drive_the_ide() {
         .body(Body::empty())
         .unwrap();
     assert_eq!(send(&state, image).await.status(), StatusCode::FORBIDDEN);
-    assert_eq!(state.projects.list().unwrap().len(), 0);
+    assert_eq!(state.store.list_projects().await.unwrap().len(), 0);
 }
 
 #[tokio::test]

@@ -29,8 +29,6 @@ pub async fn list(
     State(state): State<AppState>,
     Query(Search { q }): Query<Search>,
 ) -> Result<Json<Vec<ProjectListing>>, V1Error> {
-    // Projects made by the IDE's "new project" join the store on first sight.
-    state.store.import_projects(&state.projects).await?;
     Ok(Json(state.store.find_projects(&q).await?))
 }
 
@@ -47,9 +45,7 @@ pub async fn create(
             "a project needs a name",
         ));
     }
-    let meta = state.projects.create(name)?;
-    let row = ProjectRow::from_meta(&meta, state.config.runtime.default);
-    state.store.ensure_project(&row).await?;
+    let row = crate::server::session::manage::create(&state, name).await?;
     Ok((StatusCode::CREATED, Json(row)))
 }
 
@@ -60,7 +56,7 @@ pub async fn get(
     Ok(Json(project(&state, &id).await?))
 }
 
-/// The project's row, recording it first if only its directory knew it.
+/// The project's row.
 pub async fn project(state: &AppState, id: &str) -> Result<ProjectRow, V1Error> {
     let not_found = || {
         V1Error::new(
@@ -70,8 +66,9 @@ pub async fn project(state: &AppState, id: &str) -> Result<ProjectRow, V1Error> 
         )
     };
     let id = ProjectId::parse(id).map_err(|_| not_found())?;
-    let meta = state.projects.get(&id)?;
-    let row = ProjectRow::from_meta(&meta, state.config.runtime.default);
-    state.store.ensure_project(&row).await?;
-    state.store.project(&row.id).await?.ok_or_else(not_found)
+    state
+        .store
+        .project(id.as_str())
+        .await?
+        .ok_or_else(not_found)
 }

@@ -182,9 +182,10 @@ pub async fn websocket(
     // otherwise open a shell) and its token.
     // A terminal starts the project's sandbox: only for a project that
     // exists, or anyone could start sandboxes nobody sees, until the IDE exits.
-    match state.projects.get(&project) {
-        Ok(_) => {}
-        Err(e @ ProjectError::NotFound(_)) => {
+    match state.store.project(project.as_str()).await {
+        Ok(Some(_)) => {}
+        Ok(None) => {
+            let e = ProjectError::NotFound(project.clone());
             return (StatusCode::NOT_FOUND, e.to_string()).into_response();
         }
         Err(e) => {
@@ -356,7 +357,7 @@ mod tests {
         assert!(!state.projects.dir(&ghost).exists());
         // A project that exists gets past the check (to the upgrade, which
         // needs a real connection).
-        let real = state.projects.create("real").unwrap();
+        let real = crate::server::state::project_for_tests(&state, "real").await;
         let app = crate::server::http::app(state.clone());
         let response = app
             .oneshot(upgrade_request(real.id.as_str()))

@@ -68,7 +68,7 @@ pub async fn open_project(
     state: &AppState,
     id: &ProjectId,
 ) -> Result<Arc<ProjectHandle>, ApiError> {
-    state.projects.get(id)?;
+    super::manage::require(state, id).await?;
     Ok(state.open_projects.open(state, id).await)
 }
 

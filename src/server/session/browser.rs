@@ -279,7 +279,7 @@ mod tests {
     #[tokio::test]
     async fn browser_report_for_a_sandbox_project_is_refused() {
         let (state, _data) = state(RuntimeKind::Sandbox);
-        let project = state.projects.create("p").unwrap();
+        let project = crate::server::state::project_for_tests(&state, "p").await;
         let events = vec![SessionEvent::Terminal { text: "x".into() }];
         let err = report(&state, &project.id, events).await.unwrap_err();
         assert!(matches!(err, BrowserError::NotBrowserProject), "{err}");
@@ -290,7 +290,7 @@ mod tests {
     #[tokio::test]
     async fn browser_report_is_published_in_order() {
         let (state, _data) = state(RuntimeKind::Webcontainer);
-        let project = state.projects.create("p").unwrap();
+        let project = crate::server::state::project_for_tests(&state, "p").await;
         let events = vec![
             SessionEvent::Terminal {
                 text: "$ npm i\r\n".into(),
@@ -312,7 +312,7 @@ mod tests {
     #[tokio::test]
     async fn browser_report_with_a_message_event_publishes_nothing() {
         let (state, _data) = state(RuntimeKind::Webcontainer);
-        let project = state.projects.create("p").unwrap();
+        let project = crate::server::state::project_for_tests(&state, "p").await;
         let events = vec![
             SessionEvent::Terminal {
                 text: "first".into(),
@@ -335,7 +335,7 @@ mod tests {
     #[tokio::test]
     async fn browser_mirror_outside_the_project_is_refused() {
         let (state, _data) = state(RuntimeKind::Webcontainer);
-        let project = state.projects.create("p").unwrap();
+        let project = crate::server::state::project_for_tests(&state, "p").await;
         for path in ["../escape.txt", "/etc/passwd", ".git/config"] {
             let change = FileMirror::Write {
                 path: path.into(),

@@ -1,6 +1,7 @@
 //! Whole-project operations shared by the HTTP API and the UI's server
-//! functions: follow the events (resuming after a number), stop, rename,
-//! delete, and naming a project after its first message.
+//! functions: create, look up, follow the events (resuming after a number),
+//! stop, rename, delete, and naming a project after its first message. A
+//! project's record is its row in the store; its directory holds its files.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,11 +12,32 @@ use super::api::ApiError;
 use super::project::ProjectHandle;
 use crate::runtime::project::ProjectId;
 use crate::runtime::session::Envelope;
+use crate::server::projects::ProjectError;
 use crate::server::state::AppState;
-use crate::server::store::ProjectListing;
+use crate::server::store::{ProjectListing, ProjectRow};
 
 /// How long a delete waits for a stopped answer to wind down.
 const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// Creates an empty project named `name`: its directories, then its row.
+pub async fn create(state: &AppState, name: &str) -> Result<ProjectRow, ApiError> {
+    let meta = state.projects.create(name)?;
+    let row = ProjectRow::from_meta(&meta, state.config.runtime.default);
+    if let Err(error) = state.store.ensure_project(&row).await {
+        let _ = state.projects.delete(&meta.id);
+        return Err(error.into());
+    }
+    Ok(row)
+}
+
+/// The project's row: `NotFound` when the store has no such project.
+pub async fn require(state: &AppState, id: &ProjectId) -> Result<ProjectRow, ApiError> {
+    state
+        .store
+        .project(id.as_str())
+        .await?
+        .ok_or_else(|| ApiError::Project(ProjectError::NotFound(id.clone())))
+}
 
 /// Stops the streaming answer, the fix loop, the running command and every
 /// pending action.
@@ -66,35 +88,25 @@ pub async fn rename(
     if name.is_empty() {
         return Err(ApiError::EmptyName);
     }
-    state.projects.rename(id, name)?;
-    state
-        .store
-        .ensure_project(&super::project_row(state, id))
-        .await?;
+    require(state, id).await?;
     state.store.rename_project(id.as_str(), name).await?;
     listing(state, id).await
 }
 
 /// The project as the project list shows it.
 pub async fn listing(state: &AppState, id: &ProjectId) -> Result<ProjectListing, ApiError> {
-    state.projects.get(id)?;
-    state
-        .store
-        .ensure_project(&super::project_row(state, id))
-        .await?;
+    require(state, id).await?;
     let found = state.store.find_projects("").await?;
     found
         .into_iter()
         .find(|p| p.id == id.as_str())
-        .ok_or_else(|| {
-            ApiError::Project(crate::server::projects::ProjectError::NotFound(id.clone()))
-        })
+        .ok_or_else(|| ApiError::Project(ProjectError::NotFound(id.clone())))
 }
 
 /// Deletes the project: a streaming answer and the running commands are
 /// stopped first, then the sandbox, the files and the rows go.
 pub async fn delete(state: &AppState, id: &ProjectId) -> Result<(), ApiError> {
-    state.projects.get(id)?;
+    require(state, id).await?;
     if let Some(handle) = state.open_projects.remove(id) {
         stop_in(&handle);
         wait_until_idle(&handle).await;
@@ -102,8 +114,12 @@ pub async fn delete(state: &AppState, id: &ProjectId) -> Result<(), ApiError> {
         handle.session.flush().await;
     }
     state.sandbox.close_project(id).await;
-    state.projects.delete(id)?;
+    // The row first: a directory left by a failure below is no project.
     state.store.delete_project(id.as_str()).await?;
+    match state.projects.delete(id) {
+        Ok(()) | Err(ProjectError::NotFound(_)) => {}
+        Err(error) => return Err(error.into()),
+    }
     tracing::info!(project = %id.as_str(), "project deleted");
     Ok(())
 }
@@ -120,12 +136,7 @@ async fn wait_until_idle(handle: &ProjectHandle) {
 /// (the first one, in practice). A failure is logged: the message matters more.
 pub async fn name_after_message(state: &AppState, id: &ProjectId, text: &str) {
     match state.store.name_after_message(id.as_str(), text).await {
-        Ok(Some(name)) => {
-            if let Err(error) = state.projects.rename(id, &name) {
-                tracing::warn!(project = %id.as_str(), %error, "the project's new name was not saved in its directory");
-            }
-        }
-        Ok(None) => {}
+        Ok(_) => {}
         Err(error) => {
             tracing::warn!(project = %id.as_str(), %error, "the project could not be named after its first message");
         }

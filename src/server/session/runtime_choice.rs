@@ -1,7 +1,6 @@
 //! The runtime each project runs on: chosen when it is created (from
 //! `[runtime] default`), kept in the store, changeable from the settings.
 
-use super::project_row;
 use crate::runtime::kind::RuntimeKind;
 use crate::runtime::project::ProjectId;
 use crate::server::llm::prompt::RuntimeDescription;
@@ -19,28 +18,16 @@ pub enum RuntimeChoiceError {
     Busy,
 }
 
-/// The runtime the project runs on. A project the store does not know yet
-/// is recorded with `[runtime] default`; an unknown stored name reads as the
-/// default too (the store decides that, for every row it reads).
+/// The runtime the project runs on, as its row in the store says; an
+/// unknown stored name reads as `[runtime] default` (the store decides
+/// that, for every row it reads).
 pub async fn project_runtime(
     state: &AppState,
     id: &ProjectId,
 ) -> Result<RuntimeKind, RuntimeChoiceError> {
-    state.projects.get(id)?;
-    stored_runtime(state, id).await
-}
-
-async fn stored_runtime(
-    state: &AppState,
-    id: &ProjectId,
-) -> Result<RuntimeKind, RuntimeChoiceError> {
-    let row = project_row(state, id);
-    state.store.ensure_project(&row).await?;
-    Ok(state
-        .store
-        .project(id.as_str())
-        .await?
-        .map_or(row.runtime, |row| row.runtime))
+    let row = state.store.project(id.as_str()).await?;
+    let row = row.ok_or_else(|| ProjectError::NotFound(id.clone()))?;
+    Ok(row.runtime)
 }
 
 /// Moves the project to `runtime`; refused while an answer streams, since
@@ -50,13 +37,12 @@ pub async fn set_runtime(
     id: &ProjectId,
     runtime: RuntimeKind,
 ) -> Result<RuntimeKind, RuntimeChoiceError> {
-    state.projects.get(id)?;
+    project_runtime(state, id).await?;
     if let Some(handle) = state.open_projects.get(id)
         && super::conversation::is_busy(&handle)
     {
         return Err(RuntimeChoiceError::Busy);
     }
-    state.store.ensure_project(&project_row(state, id)).await?;
     state
         .store
         .set_project_runtime(id.as_str(), runtime)
@@ -66,7 +52,7 @@ pub async fn set_runtime(
 
 /// What the system prompt says about where the project's actions run.
 pub async fn description(state: &AppState, id: &ProjectId) -> RuntimeDescription {
-    let kind = match stored_runtime(state, id).await {
+    let kind = match project_runtime(state, id).await {
         Ok(kind) => kind,
         Err(error) => {
             tracing::warn!(project = %id.as_str(), %error, "the project's runtime could not be read");
@@ -89,7 +75,7 @@ mod tests {
     async fn a_new_project_runs_on_the_configured_default() {
         for default in RuntimeKind::ALL {
             let (state, _data) = state(default);
-            let project = state.projects.create("p").unwrap();
+            let project = crate::server::state::project_for_tests(&state, "p").await;
             let got = project_runtime(&state, &project.id).await.unwrap();
             assert_eq!(got, default);
             let row = state.store.project(project.id.as_str()).await.unwrap();
@@ -100,7 +86,7 @@ mod tests {
     #[tokio::test]
     async fn a_switched_runtime_is_stored_and_described_to_the_model() {
         let (state, _data) = state(RuntimeKind::Webcontainer);
-        let project = state.projects.create("p").unwrap();
+        let project = crate::server::state::project_for_tests(&state, "p").await;
         let id = &project.id;
         assert_eq!(
             description(&state, &project.id).await,
@@ -117,7 +103,7 @@ mod tests {
             RuntimeDescription::Sandbox { .. }
         ));
         // Another project keeps the default.
-        let other = state.projects.create("q").unwrap();
+        let other = crate::server::state::project_for_tests(&state, "q").await;
         assert_eq!(
             project_runtime(&state, &other.id).await.unwrap(),
             RuntimeKind::Webcontainer
@@ -127,7 +113,7 @@ mod tests {
     #[tokio::test]
     async fn runtime_switch_while_an_answer_streams_is_refused() {
         let (state, _data) = state(RuntimeKind::Webcontainer);
-        let project = state.projects.create("p").unwrap();
+        let project = crate::server::state::project_for_tests(&state, "p").await;
         let handle = state.open_projects.open(&state, &project.id).await;
         crate::server::session::conversation::pretend_streaming(&handle, true);
         let err = set_runtime(&state, &project.id, RuntimeKind::Sandbox)
@@ -164,7 +150,7 @@ mod tests {
     #[tokio::test]
     async fn a_project_row_with_an_unknown_runtime_opens_with_the_default() {
         let (state, _data) = state(RuntimeKind::Webcontainer);
-        let project = state.projects.create("p").unwrap();
+        let project = crate::server::state::project_for_tests(&state, "p").await;
         let id = project.id.as_str();
         set_runtime(&state, &project.id, RuntimeKind::Sandbox)
             .await

@@ -63,8 +63,8 @@ impl Store {
     /// on `[runtime] default`.
     pub async fn import_projects(&self, projects: &Projects) -> Result<usize, StoreError> {
         let mut imported = 0;
-        for id in projects.ids() {
-            match projects.get(&id) {
+        for id in projects.legacy_ids() {
+            match projects.read_legacy(&id) {
                 Ok(meta) => {
                     if self
                         .ensure_project(&ProjectRow::from_meta(&meta, self.default_runtime))

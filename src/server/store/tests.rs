@@ -258,7 +258,10 @@ async fn the_writer_stores_an_event_before_delivering_it() {
 async fn project_json_files_are_imported_once_and_a_corrupt_one_is_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let projects = crate::server::projects::Projects::new(dir.path());
+    // What versions before the store left: a project.json beside the files.
     let old = projects.create("kept in project.json").unwrap();
+    let json = serde_json::to_vec(&old).unwrap();
+    std::fs::write(projects.dir(&old.id).join("project.json"), json).unwrap();
     let bad = projects.create("bad").unwrap();
     std::fs::write(projects.dir(&bad.id).join("project.json"), b"{\"id\":").unwrap();
     let store = Store::new(dir.path(), RuntimeKind::Sandbox);

@@ -6,7 +6,7 @@ use crate::runtime::session::FixReason;
 
 async fn project() -> (AppState, Arc<ProjectHandle>, tempfile::TempDir) {
     let (state, data) = crate::server::state::for_tests(|_| {});
-    let row = state.projects.create("p").unwrap();
+    let row = crate::server::state::project_for_tests(&state, "p").await;
     let handle = state.open_projects.open(&state, &row.id).await;
     (state, handle, data)
 }
