@@ -149,7 +149,7 @@ mod tests {
         let path = projects.dir(&bad.id).join(LEGACY_FILE);
         // What a write cut off by a crash used to leave behind.
         std::fs::write(&path, br#"{"id":"#).unwrap();
-        assert_eq!(projects.legacy_ids(), [bad.id.clone()]);
+        assert_eq!(projects.legacy_ids(), std::slice::from_ref(&bad.id));
         let err = projects.read_legacy(&bad.id).unwrap_err();
         assert!(matches!(err, ProjectError::Corrupt { .. }), "{err:?}");
         assert!(
