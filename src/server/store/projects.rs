@@ -16,22 +16,30 @@ pub struct ProjectRow {
     pub runtime: RuntimeKind,
 }
 
+/// Records the project unless it is already recorded, with `executor` (the
+/// pool, or a transaction that records more with it); true when it was new.
+pub(super) async fn insert<'e>(
+    executor: impl sqlx::SqliteExecutor<'e>,
+    project: &ProjectRow,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "INSERT INTO projects (id, name, created_at, updated_at, runtime) \
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(&project.id)
+    .bind(&project.name)
+    .bind(project.created_at)
+    .bind(project.updated_at)
+    .bind(project.runtime.as_str())
+    .execute(executor)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
 impl Store {
     /// Records the project unless it is already recorded; true when it was new.
     pub async fn ensure_project(&self, project: &ProjectRow) -> Result<bool, StoreError> {
-        let pool = self.ready().await?;
-        let done = sqlx::query(
-            "INSERT INTO projects (id, name, created_at, updated_at, runtime) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(&project.id)
-        .bind(&project.name)
-        .bind(project.created_at)
-        .bind(project.updated_at)
-        .bind(project.runtime.as_str())
-        .execute(pool)
-        .await?;
-        Ok(done.rows_affected() > 0)
+        insert(self.ready().await?, project).await
     }
 
     pub async fn project(&self, id: &str) -> Result<Option<ProjectRow>, StoreError> {

@@ -1,6 +1,6 @@
 //! Writing a whole imported conversation at once.
 
-use super::{ProjectRow, Store, StoreError, events, messages};
+use super::{ProjectRow, Store, StoreError, events, messages, projects};
 use crate::runtime::session::Envelope;
 use crate::server::store::MessageRow;
 
@@ -15,17 +15,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         let pool = self.ready().await?;
         let mut tx = pool.begin().await?;
-        sqlx::query(
-            "INSERT INTO projects (id, name, created_at, updated_at, runtime) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(&project.id)
-        .bind(&project.name)
-        .bind(project.created_at)
-        .bind(project.updated_at)
-        .bind(project.runtime.as_str())
-        .execute(&mut *tx)
-        .await?;
+        projects::insert(&mut *tx, project).await?;
         for message in messages {
             messages::upsert(&mut tx, &project.id, message).await?;
         }
