@@ -40,7 +40,7 @@ use super::upstream::{Failure, Transport, classify, clean_message};
 use crate::runtime::llm::{FinishReason, LlmError, LlmEvent, TokenUsage, ToolCall};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub enum ChatRole {
     User,
     Assistant,
     /// A tool's result (agent mode), answering the call `tool_call_id`.
@@ -49,7 +49,7 @@ pub enum Role {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChatMessage {
-    pub role: Role,
+    pub role: ChatRole,
     pub content: String,
     /// The tools an assistant message called (agent mode).
     pub tool_calls: Vec<ToolCall>,
@@ -60,7 +60,7 @@ pub struct ChatMessage {
 impl ChatMessage {
     pub fn user(content: impl Into<String>) -> ChatMessage {
         ChatMessage {
-            role: Role::User,
+            role: ChatRole::User,
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
@@ -69,7 +69,7 @@ impl ChatMessage {
 
     pub fn assistant(content: impl Into<String>) -> ChatMessage {
         ChatMessage {
-            role: Role::Assistant,
+            role: ChatRole::Assistant,
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
@@ -87,7 +87,7 @@ impl ChatMessage {
     /// A tool's result for the call `call_id`.
     pub fn tool(call_id: impl Into<String>, content: impl Into<String>) -> ChatMessage {
         ChatMessage {
-            role: Role::Tool,
+            role: ChatRole::Tool,
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
@@ -618,10 +618,10 @@ fn base_messages(request: &ChatRequest) -> Vec<ChatCompletionRequestMessage> {
         ));
     }
     messages.extend(request.messages.iter().map(|m| match m.role {
-        Role::User => user(&m.content),
-        Role::Assistant if !m.tool_calls.is_empty() => assistant_calls(m),
-        Role::Assistant => assistant(&m.content),
-        Role::Tool => ChatCompletionRequestMessage::Tool(ChatCompletionRequestToolMessage {
+        ChatRole::User => user(&m.content),
+        ChatRole::Assistant if !m.tool_calls.is_empty() => assistant_calls(m),
+        ChatRole::Assistant => assistant(&m.content),
+        ChatRole::Tool => ChatCompletionRequestMessage::Tool(ChatCompletionRequestToolMessage {
             content: ChatCompletionRequestToolMessageContent::Text(m.content.clone()),
             tool_call_id: m.tool_call_id.clone().unwrap_or_default(),
         }),

@@ -12,7 +12,7 @@ use crate::server::llm::budget::fit::{
     Window, fit_system, keep_from, messages_tokens, truncate_to,
 };
 use crate::server::llm::budget::{PER_MESSAGE, estimate_text};
-use crate::server::llm::client::{ChatMessage, Role};
+use crate::server::llm::client::{ChatMessage, ChatRole};
 use crate::server::llm::prompt::{PromptContext, system_prompt};
 
 /// Tokens the continue prompt and its framing take beside the partial answer.
@@ -124,7 +124,7 @@ async fn current_summary(
 fn start_of_turn(history: &[ChatMessage], mut at: usize) -> usize {
     let last = history.len().saturating_sub(1);
     at = at.min(last);
-    while at < last && history[at].role != Role::User {
+    while at < last && history[at].role != ChatRole::User {
         at += 1;
     }
     at

@@ -179,7 +179,7 @@ fn empty_answer(id: &str) -> MessageRow {
 mod tests {
     use super::*;
     use crate::runtime::kind::RuntimeKind;
-    use crate::server::llm::client::Role as ChatRole;
+    use crate::server::llm::client::ChatRole;
 
     fn row(id: &str, asked: Option<&str>, text: &str, status: MessageStatus) -> MessageRow {
         MessageRow {

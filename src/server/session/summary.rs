@@ -8,7 +8,7 @@ use crate::runtime::session::SessionState;
 
 use crate::server::llm::ResolvedLlm;
 use crate::server::llm::budget::fit::{Window, truncate_to};
-use crate::server::llm::client::{ChatMessage, ChatRequest, Role, chat};
+use crate::server::llm::client::{ChatMessage, ChatRequest, ChatRole, chat};
 
 /// The fixed instruction of the summary request. The scripted provider
 /// answers it with a transcript whose `match` words it holds (docs/mock-llm.md).
@@ -33,9 +33,9 @@ pub fn request_text(previous: Option<&str>, messages: &[ChatMessage], window: Wi
     out.push_str("Conversation:\n");
     for message in messages {
         let who = match message.role {
-            Role::User => "User",
-            Role::Assistant => "Assistant",
-            Role::Tool => "Tool",
+            ChatRole::User => "User",
+            ChatRole::Assistant => "Assistant",
+            ChatRole::Tool => "Tool",
         };
         out.push_str(&format!("{who}: {}\n\n", message.content));
     }

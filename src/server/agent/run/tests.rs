@@ -6,7 +6,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::runtime::host::fake::{FakeRuntime, Script};
-use crate::server::llm::Role;
+use crate::server::llm::ChatRole;
 
 /// A model that plays its steps in order, then fails.
 struct Scripted {
@@ -270,7 +270,7 @@ async fn every_run_ends_with_its_reason() {
             .outcome
             .messages
             .iter()
-            .filter(|m| m.role == Role::Tool)
+            .filter(|m| m.role == ChatRole::Tool)
             .count();
         assert_eq!(calls, results, "{name}");
     }

@@ -8,7 +8,7 @@
 //! what remains, most relevant first.
 
 use super::{PER_MESSAGE, estimate_text};
-use crate::server::llm::client::{ChatMessage, Role};
+use crate::server::llm::client::{ChatMessage, ChatRole};
 
 /// The model's context window and the room kept for its answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,7 +83,7 @@ pub fn keep_from(history: &[ChatMessage], share: u32) -> usize {
         used += cost;
         start -= 1;
     }
-    while start < last && history[start].role != Role::User {
+    while start < last && history[start].role != ChatRole::User {
         start += 1;
     }
     start

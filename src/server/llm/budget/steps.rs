@@ -11,7 +11,7 @@
 
 use super::PER_MESSAGE;
 use super::fit::{message_tokens, messages_tokens, truncate_to};
-use crate::server::llm::client::{ChatMessage, Role};
+use crate::server::llm::client::{ChatMessage, ChatRole};
 
 /// Stands in for an older call's arguments (still a JSON object).
 pub const ARGUMENTS_OMITTED: &str = r#"{"omitted":"to fit the context window"}"#;
@@ -46,7 +46,7 @@ pub fn fit_steps(messages: &[ChatMessage], room: u32) -> Vec<ChatMessage> {
 fn latest_step(messages: &[ChatMessage]) -> usize {
     messages
         .iter()
-        .rposition(|m| m.role == Role::Assistant)
+        .rposition(|m| m.role == ChatRole::Assistant)
         .unwrap_or(messages.len())
 }
 
@@ -55,12 +55,12 @@ fn latest_step(messages: &[ChatMessage]) -> usize {
 fn task_index(messages: &[ChatMessage]) -> usize {
     let first_tool = messages
         .iter()
-        .position(|m| m.role == Role::Tool)
+        .position(|m| m.role == ChatRole::Tool)
         .unwrap_or(messages.len());
     messages[..first_tool]
         .iter()
-        .rposition(|m| m.role == Role::User)
-        .or_else(|| messages.iter().rposition(|m| m.role == Role::User))
+        .rposition(|m| m.role == ChatRole::User)
+        .or_else(|| messages.iter().rposition(|m| m.role == ChatRole::User))
         .unwrap_or(0)
 }
 
@@ -80,7 +80,7 @@ fn omit_results(messages: &mut [ChatMessage], latest: usize, room: u32) -> bool 
         if messages_tokens(messages) <= room {
             return true;
         }
-        if messages[i].role != Role::Tool {
+        if messages[i].role != ChatRole::Tool {
             continue;
         }
         let id = messages[i].tool_call_id.clone().unwrap_or_default();
@@ -116,7 +116,7 @@ fn drop_old_steps(messages: &mut Vec<ChatMessage>, mut latest: usize, room: u32)
     while FIRST < latest && messages_tokens(messages) > room {
         let end = messages[FIRST + 1..latest]
             .iter()
-            .position(|m| m.role == Role::Assistant)
+            .position(|m| m.role == ChatRole::Assistant)
             .map_or(latest, |p| FIRST + 1 + p);
         messages.drain(FIRST..end);
         latest -= end - FIRST;

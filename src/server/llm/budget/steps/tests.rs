@@ -61,7 +61,7 @@ fn every_older_result_is_replaced_before_anything_else_goes() {
     assert!(messages_tokens(&fitted) <= room, "{:?}", texts(&fitted));
     assert!(fitted.iter().any(|m| m.content == "the task"));
     assert_eq!(fitted.last(), messages.last());
-    for m in fitted.iter().filter(|m| m.role == Role::Tool) {
+    for m in fitted.iter().filter(|m| m.role == ChatRole::Tool) {
         assert!(
             m.content == omitted("read_file") || Some(m) == messages.last(),
             "{}",
@@ -79,7 +79,7 @@ fn the_earlier_conversation_then_old_steps_go_when_placeholders_are_not_enough()
     assert_eq!(fitted[0].content, "the task", "the task comes first");
     assert_eq!(fitted[fitted.len() - 2..], messages[messages.len() - 2..]);
     // Every result still answers a call that is sent.
-    for result in fitted.iter().filter(|m| m.role == Role::Tool) {
+    for result in fitted.iter().filter(|m| m.role == ChatRole::Tool) {
         let id = result.tool_call_id.as_deref().unwrap();
         assert!(
             fitted
