@@ -26,6 +26,17 @@ use super::state::AppState;
 /// and `"code": "body_too_large"` before anything is written.
 pub const BODY_LIMIT: usize = 8 * 1024 * 1024;
 
+/// A project id from a route's path: one that cannot be is no project.
+fn project_id(id: &str) -> Result<crate::runtime::project::ProjectId, V1Error> {
+    crate::runtime::project::ProjectId::parse(id)
+        .map_err(|e| crate::server::session::api::ApiError::from(e).into())
+}
+
+/// A file's path from a route's path, checked as the runtime checks it.
+fn project_path(path: &str) -> Result<crate::runtime::action::ProjectPath, V1Error> {
+    Ok(crate::runtime::host::checked_path(path)?)
+}
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route(

@@ -115,10 +115,9 @@ fn exports_dir(state: &AppState) -> PathBuf {
 /// from its workspace on the host (see [`walk`] for how the walk stays
 /// inside it). Every project's files are there, a `webcontainer`
 /// project's too: the server keeps the copy its tab mirrors.
-pub async fn export_zip(state: &AppState, id: &str) -> Result<ZipExport, TransferError> {
-    let id = ProjectId::parse(id).map_err(api::ApiError::from)?;
-    let name = session::manage::require(state, &id).await?.name;
-    let workspace = state.projects.workspace(&id);
+pub async fn export_zip(state: &AppState, id: &ProjectId) -> Result<ZipExport, TransferError> {
+    let name = session::manage::require(state, id).await?.name;
+    let workspace = state.projects.workspace(id);
     let exports = exports_dir(state);
     let (file, len) = tokio::task::spawn_blocking(move || {
         let out = export::temp_file(&exports)?;
@@ -136,9 +135,9 @@ pub async fn export_zip(state: &AppState, id: &str) -> Result<ZipExport, Transfe
 /// The project's conversation JSON: messages, events and files.
 pub async fn export_conversation(
     state: &AppState,
-    id: &str,
+    id: &ProjectId,
 ) -> Result<ExportedConversation, TransferError> {
-    let handle = api::open_in(state, id).await?;
+    let handle = api::open_project(state, id).await?;
     // What was published is in the store before it is read.
     handle.session.flush().await;
     let row = session::manage::require(state, &handle.id).await?;

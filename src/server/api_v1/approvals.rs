@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 
-use super::V1Error;
+use super::{V1Error, project_id};
 use crate::runtime::session::Decision;
 use crate::server::session::api;
 use crate::server::state::AppState;
@@ -25,6 +25,6 @@ pub async fn decide(
     body: Result<Json<DecisionBody>, JsonRejection>,
 ) -> Result<StatusCode, V1Error> {
     let Json(DecisionBody { decision }) = body?;
-    api::decide_step_in(&state, &id, &step_id, decision).await?;
+    api::decide_step(&state, &project_id(&id)?, &step_id, decision).await?;
     Ok(StatusCode::NO_CONTENT)
 }

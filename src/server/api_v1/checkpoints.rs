@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 
-use super::V1Error;
+use super::{V1Error, project_id};
 use crate::server::checkpoint::CheckpointError;
 use crate::server::session::api;
 use crate::server::session::checkpoints::{self, Restored};
@@ -48,7 +48,9 @@ pub async fn restore(
     body: Result<Json<MessageRef>, JsonRejection>,
 ) -> Result<Json<Restored>, V1Error> {
     let Json(MessageRef { message_id }) = body?;
-    Ok(Json(checkpoints::restore(&state, &id, &message_id).await?))
+    Ok(Json(
+        checkpoints::restore(&state, &project_id(&id)?, &message_id).await?,
+    ))
 }
 
 pub async fn redo(
@@ -57,7 +59,9 @@ pub async fn redo(
     body: Result<Json<MessageRef>, JsonRejection>,
 ) -> Result<Json<Restored>, V1Error> {
     let Json(MessageRef { message_id }) = body?;
-    Ok(Json(checkpoints::redo(&state, &id, &message_id).await?))
+    Ok(Json(
+        checkpoints::redo(&state, &project_id(&id)?, &message_id).await?,
+    ))
 }
 
 pub async fn fork(
@@ -66,7 +70,7 @@ pub async fn fork(
     body: Result<Json<MessageRef>, JsonRejection>,
 ) -> Result<(StatusCode, Json<ProjectRow>), V1Error> {
     let Json(MessageRef { message_id }) = body?;
-    let row = checkpoints::fork(&state, &id, &message_id).await?;
+    let row = checkpoints::fork(&state, &project_id(&id)?, &message_id).await?;
     Ok((StatusCode::CREATED, Json(row)))
 }
 
@@ -75,6 +79,5 @@ pub async fn list(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<CheckpointRow>>, V1Error> {
-    let handle = api::open_in(&state, &id).await?;
-    Ok(Json(state.store.checkpoints(handle.id.as_str()).await?))
+    Ok(Json(api::checkpoints(&state, &project_id(&id)?).await?))
 }

@@ -10,8 +10,7 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde::Deserialize;
 
-use super::V1Error;
-use crate::runtime::project::ProjectId;
+use super::{V1Error, project_id};
 use crate::server::session::{api, manage};
 use crate::server::state::AppState;
 use crate::server::store::ProjectListing;
@@ -42,8 +41,7 @@ pub async fn events(
             rejection.body_text(),
         )
     })?;
-    let handle = api::open_in(&state, &id).await?;
-    let events = manage::events(&state, &handle, after).await?;
+    let events = api::events(&state, &project_id(&id)?, after).await?;
     let lines = events.map(|envelope| {
         // Serialising our own types cannot fail.
         let mut line = serde_json::to_vec(&*envelope).unwrap_or_default();
@@ -64,8 +62,7 @@ pub async fn stop(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<StatusCode, V1Error> {
-    let handle = api::open_in(&state, &id).await?;
-    manage::stop_in(&handle);
+    api::stop(&state, &project_id(&id)?).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -75,7 +72,7 @@ pub async fn rename(
     body: Result<Json<Rename>, JsonRejection>,
 ) -> Result<Json<ProjectListing>, V1Error> {
     let Json(Rename { name }) = body?;
-    let id = parse(&id)?;
+    let id = project_id(&id)?;
     Ok(Json(manage::rename(&state, &id, &name).await?))
 }
 
@@ -83,11 +80,7 @@ pub async fn delete(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<StatusCode, V1Error> {
-    let id = parse(&id)?;
+    let id = project_id(&id)?;
     manage::delete(&state, &id).await?;
     Ok(StatusCode::NO_CONTENT)
-}
-
-fn parse(id: &str) -> Result<ProjectId, V1Error> {
-    ProjectId::parse(id).map_err(|e| api::ApiError::from(e).into())
 }

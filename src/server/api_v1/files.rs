@@ -7,8 +7,7 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 
-use super::V1Error;
-use crate::runtime::session::SessionEvent;
+use super::{V1Error, project_id, project_path};
 use crate::server::session::api;
 use crate::server::state::AppState;
 
@@ -16,8 +15,7 @@ pub async fn read(
     State(state): State<AppState>,
     Path((id, path)): Path<(String, String)>,
 ) -> Result<impl IntoResponse, V1Error> {
-    let handle = api::open_in(&state, &id).await?;
-    let bytes = handle.runtime.read_file(&path).await?;
+    let bytes = api::read_bytes(&state, &project_id(&id)?, &project_path(&path)?).await?;
     Ok(([(header::CONTENT_TYPE, "application/octet-stream")], bytes))
 }
 
@@ -27,18 +25,8 @@ pub async fn write(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<StatusCode, V1Error> {
     let body = body?;
-    let handle = api::open_in(&state, &id).await?;
-    match String::from_utf8(body.to_vec()) {
-        // Text goes the editor's way: the model hears of the change.
-        Ok(text) => api::write_file_in(&handle, &path, text).await?,
-        Err(_) => {
-            handle.runtime.write_file(&path, &body).await?;
-            handle.publish(SessionEvent::FileWritten {
-                path,
-                by_model: false,
-            });
-        }
-    }
+    let (id, path) = (project_id(&id)?, project_path(&path)?);
+    api::write_file(&state, &id, &path, body.to_vec()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -46,7 +34,6 @@ pub async fn delete(
     State(state): State<AppState>,
     Path((id, path)): Path<(String, String)>,
 ) -> Result<StatusCode, V1Error> {
-    let handle = api::open_in(&state, &id).await?;
-    api::delete_in(&handle, &path).await?;
+    api::delete(&state, &project_id(&id)?, &project_path(&path)?).await?;
     Ok(StatusCode::NO_CONTENT)
 }

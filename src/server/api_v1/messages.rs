@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 
-use super::V1Error;
+use super::{V1Error, project_id};
 use crate::runtime::session::{MessageStatus, Role};
 use crate::server::session::api;
 use crate::server::state::AppState;
@@ -59,7 +59,7 @@ pub async fn send(
     body: Result<Json<NewMessage>, JsonRejection>,
 ) -> Result<(StatusCode, Json<Sent>), V1Error> {
     let Json(NewMessage { text }) = body?;
-    let sent = api::send_in(&state, &id, text).await?;
+    let sent = api::send(&state, &project_id(&id)?, text).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Sent {
@@ -73,9 +73,6 @@ pub async fn list(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<MessageJson>>, V1Error> {
-    // Opening settles an answer a stopped server left streaming.
-    let handle = api::open_in(&state, &id).await?;
-    handle.session.flush().await;
-    let rows = state.store.messages(handle.id.as_str()).await?;
+    let rows = api::messages(&state, &project_id(&id)?).await?;
     Ok(Json(rows.into_iter().map(MessageJson::from).collect()))
 }

@@ -128,7 +128,7 @@ pub async fn export_zip(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<impl IntoResponse, V1Error> {
-    let export = transfer::export_zip(&state, &id).await?;
+    let export = transfer::export_zip(&state, &super::project_id(&id)?).await?;
     let body = Body::from_stream(ReaderStream::with_capacity(
         export.file,
         transfer::archive::COPY_BUFFER,
@@ -147,7 +147,7 @@ pub async fn export_conversation(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<impl IntoResponse, V1Error> {
-    let conversation = transfer::export_conversation(&state, &id).await?;
+    let conversation = transfer::export_conversation(&state, &super::project_id(&id)?).await?;
     let disposition = file_name(&conversation.project.name, "conversation.json");
     Ok((
         [(header::CONTENT_DISPOSITION, disposition)],

@@ -1,9 +1,11 @@
-//! What the UI's server functions do (`crate::app::api` declares them).
+//! The one way into each operation on a project: the UI's server functions
+//! (`crate::app::api`) are `expect_context` plus one call here, and the
+//! `/api/v1` handlers are parsing plus one call. Each takes the state and a
+//! checked `ProjectId` and answers with one typed error, [`ApiError`].
 
 use std::sync::Arc;
 
 use futures::StreamExt;
-use leptos::prelude::expect_context;
 use leptos::server_fn::codec::ByteStream;
 
 use super::agent;
@@ -17,7 +19,7 @@ use crate::runtime::session::{Decision, FileChange, Mode, SessionEvent};
 use crate::server::checkpoint::CheckpointError;
 use crate::server::projects::ProjectError;
 use crate::server::state::AppState;
-use crate::server::store::StoreError;
+use crate::server::store::{CheckpointRow, MessageRow, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -49,21 +51,9 @@ pub enum ApiError {
     EmptyName,
 }
 
-/// The project's handle. The request has passed `access::guard` (the
-/// owner's token, from the IDE's own page or a program).
-async fn open(project: &ProjectId) -> Result<(AppState, Arc<ProjectHandle>), ApiError> {
-    let state = expect_context::<AppState>();
-    let handle = open_project(&state, project).await?;
-    Ok((state, handle))
-}
-
-/// The project's handle, for callers that have the state at hand (the
-/// HTTP API, which passes the id as it came).
-pub async fn open_in(state: &AppState, project: &str) -> Result<Arc<ProjectHandle>, ApiError> {
-    open_project(state, &ProjectId::parse(project)?).await
-}
-
-/// The handle of a project that exists.
+/// The handle of a project that exists. Every operation below starts here;
+/// the request has passed `access::guard` (the owner's token, from the
+/// IDE's own page or a program).
 pub async fn open_project(
     state: &AppState,
     id: &ProjectId,
@@ -72,10 +62,41 @@ pub async fn open_project(
     Ok(state.open_projects.open(state, id).await)
 }
 
+/// The project's events from `after` on (see [`super::manage::events`]).
+pub async fn events(
+    state: &AppState,
+    project: &ProjectId,
+    after: Option<u64>,
+) -> Result<
+    impl futures::Stream<Item = Arc<crate::runtime::session::Envelope>> + Send + 'static + use<>,
+    ApiError,
+> {
+    let handle = open_project(state, project).await?;
+    super::manage::events(state, &handle, after).await
+}
+
+/// The conversation's messages as stored. Opening the project first
+/// settles an answer a stopped server left streaming.
+pub async fn messages(state: &AppState, project: &ProjectId) -> Result<Vec<MessageRow>, ApiError> {
+    let handle = open_project(state, project).await?;
+    handle.session.flush().await;
+    Ok(state.store.messages(project.as_str()).await?)
+}
+
+/// The project's checkpoints, oldest first.
+pub async fn checkpoints(
+    state: &AppState,
+    project: &ProjectId,
+) -> Result<Vec<CheckpointRow>, ApiError> {
+    open_project(state, project).await?;
+    Ok(state.store.checkpoints(project.as_str()).await?)
+}
+
 pub async fn feed(
+    state: &AppState,
     project: &ProjectId,
 ) -> Result<ByteStream<crate::runtime::error::RivetError>, ApiError> {
-    let (_, handle) = open(project).await?;
+    let handle = open_project(state, project).await?;
     let lines = handle.session.subscribe().map(|envelope| {
         // Serialising our own types cannot fail; an empty line is skipped by readers.
         let mut line = serde_json::to_vec(&*envelope).unwrap_or_default();
@@ -85,88 +106,113 @@ pub async fn feed(
     Ok(ByteStream::from(lines))
 }
 
-pub async fn send(project: &ProjectId, text: String) -> Result<(), ApiError> {
-    let state = expect_context::<AppState>();
-    send_in(&state, project.as_str(), text).await.map(drop)
-}
-
 pub use super::conversation::Sent;
 
 /// The person's message and its answer (see [`conversation::send`]).
-pub async fn send_in(state: &AppState, project: &str, text: String) -> Result<Sent, ApiError> {
+pub async fn send(state: &AppState, project: &ProjectId, text: String) -> Result<Sent, ApiError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(ApiError::EmptyMessage);
     }
-    let handle = open_in(state, project).await?;
+    let handle = open_project(state, project).await?;
     let sent = conversation::send(state, &handle, text).await?;
     super::manage::name_after_message(state, &handle.id, text).await;
     Ok(sent)
 }
 
-pub async fn stop(project: &ProjectId) -> Result<(), ApiError> {
-    let (_, handle) = open(project).await?;
+pub async fn stop(state: &AppState, project: &ProjectId) -> Result<(), ApiError> {
+    let handle = open_project(state, project).await?;
     super::manage::stop_in(&handle);
     handle.browser.stop();
     Ok(())
 }
 
-pub async fn continue_answer(project: &ProjectId, message_id: &str) -> Result<(), ApiError> {
-    let (state, handle) = open(project).await?;
-    conversation::continue_answer(&state, &handle, message_id)
+pub async fn continue_answer(
+    state: &AppState,
+    project: &ProjectId,
+    message_id: &str,
+) -> Result<(), ApiError> {
+    let handle = open_project(state, project).await?;
+    conversation::continue_answer(state, &handle, message_id)
 }
 
-pub async fn retry(project: &ProjectId, message_id: &str) -> Result<(), ApiError> {
-    let (state, handle) = open(project).await?;
-    conversation::retry(&state, &handle, message_id).await
+pub async fn retry(
+    state: &AppState,
+    project: &ProjectId,
+    message_id: &str,
+) -> Result<(), ApiError> {
+    let handle = open_project(state, project).await?;
+    conversation::retry(state, &handle, message_id).await
 }
 
-pub async fn read_file(project: &ProjectId, path: &ProjectPath) -> Result<String, ApiError> {
-    let (_, handle) = open(project).await?;
-    let bytes = handle.runtime.read_file(path.as_str()).await?;
+/// A file's bytes as they are.
+pub async fn read_bytes(
+    state: &AppState,
+    project: &ProjectId,
+    path: &ProjectPath,
+) -> Result<Vec<u8>, ApiError> {
+    let handle = open_project(state, project).await?;
+    Ok(handle.runtime.read_file(path.as_str()).await?)
+}
+
+/// A file's text, for the editor.
+pub async fn read_file(
+    state: &AppState,
+    project: &ProjectId,
+    path: &ProjectPath,
+) -> Result<String, ApiError> {
+    let bytes = read_bytes(state, project, path).await?;
     String::from_utf8(bytes).map_err(|_| ApiError::NotText(path.to_string()))
 }
 
+/// Saves a file the person (or a program, through the HTTP API) wrote.
+/// Text goes the editor's way: the model hears of the change.
 pub async fn write_file(
+    state: &AppState,
     project: &ProjectId,
     path: &ProjectPath,
-    content: String,
+    content: Vec<u8>,
 ) -> Result<(), ApiError> {
-    let (_, handle) = open(project).await?;
-    write_file_in(&handle, path.as_str(), content).await
-}
-
-/// Saves a file the person (or a program, through the HTTP API) wrote.
-pub async fn write_file_in(
-    handle: &ProjectHandle,
-    path: &str,
-    content: String,
-) -> Result<(), ApiError> {
+    let handle = open_project(state, project).await?;
+    let path = path.as_str();
+    let text = match String::from_utf8(content) {
+        Ok(text) => text,
+        Err(not_text) => {
+            handle.runtime.write_file(path, not_text.as_bytes()).await?;
+            publish_written(&handle, path);
+            return Ok(());
+        }
+    };
     let before = match handle.runtime.read_file(path).await {
         Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
         Err(_) => None,
     };
-    handle.runtime.write_file(path, content.as_bytes()).await?;
+    handle.runtime.write_file(path, text.as_bytes()).await?;
     handle
         .conversation()
         .user_edits
         .entry(path.to_owned())
-        .and_modify(|(_, after)| after.clone_from(&content))
-        .or_insert((before, content));
+        .and_modify(|(_, after)| after.clone_from(&text))
+        .or_insert((before, text));
+    publish_written(&handle, path);
+    Ok(())
+}
+
+fn publish_written(handle: &ProjectHandle, path: &str) {
     handle.publish(SessionEvent::FileWritten {
         path: path.to_owned(),
         by_model: false,
     });
-    Ok(())
 }
 
 pub async fn rename(
+    state: &AppState,
     project: &ProjectId,
     from: &ProjectPath,
     to: &ProjectPath,
 ) -> Result<(), ApiError> {
     let (from, to) = (from.as_str(), to.as_str());
-    let (_, handle) = open(project).await?;
+    let handle = open_project(state, project).await?;
     handle.runtime.rename(from, to).await?;
     handle.publish(SessionEvent::FileRemoved {
         path: from.to_owned(),
@@ -183,33 +229,31 @@ pub async fn rename(
             .collect()
     };
     for path in files {
-        handle.publish(SessionEvent::FileWritten {
-            path,
-            by_model: false,
-        });
+        publish_written(&handle, &path);
     }
     Ok(())
 }
 
-pub async fn delete(project: &ProjectId, path: &ProjectPath) -> Result<(), ApiError> {
-    let (_, handle) = open(project).await?;
-    delete_in(&handle, path.as_str()).await
-}
-
-pub async fn delete_in(handle: &ProjectHandle, path: &str) -> Result<(), ApiError> {
-    handle.runtime.remove(path).await?;
+pub async fn delete(
+    state: &AppState,
+    project: &ProjectId,
+    path: &ProjectPath,
+) -> Result<(), ApiError> {
+    let handle = open_project(state, project).await?;
+    handle.runtime.remove(path.as_str()).await?;
     handle.publish(SessionEvent::FileRemoved {
-        path: path.to_owned(),
+        path: path.to_string(),
     });
     Ok(())
 }
 
 pub async fn answer_diff(
+    state: &AppState,
     project: &ProjectId,
     path: &ProjectPath,
 ) -> Result<Option<FileChange>, ApiError> {
     let path = path.as_str();
-    let (_, handle) = open(project).await?;
+    let handle = open_project(state, project).await?;
     let before = handle
         .answer_before
         .lock()
@@ -228,39 +272,34 @@ pub async fn answer_diff(
 
 /// Gives a port of the project a preview address (the person picked it in
 /// the preview pane) and returns it; the session hears of it too.
-pub async fn open_preview(project: &ProjectId, port: u16) -> Result<String, ApiError> {
-    let (_, handle) = open(project).await?;
+pub async fn open_preview(
+    state: &AppState,
+    project: &ProjectId,
+    port: u16,
+) -> Result<String, ApiError> {
+    let handle = open_project(state, project).await?;
     Ok(handle.runner.open_preview(port)?)
 }
 
 /// The conversation's mode (the configured default until one is chosen).
-pub async fn mode(project: &ProjectId) -> Result<Mode, ApiError> {
-    let (state, handle) = open(project).await?;
+pub async fn mode(state: &AppState, project: &ProjectId) -> Result<Mode, ApiError> {
+    let handle = open_project(state, project).await?;
     Ok(agent::mode(&handle, &state.config.agent))
 }
 
-pub async fn set_mode(project: &ProjectId, mode: Mode) -> Result<(), ApiError> {
-    let (_, handle) = open(project).await?;
+pub async fn set_mode(state: &AppState, project: &ProjectId, mode: Mode) -> Result<(), ApiError> {
+    let handle = open_project(state, project).await?;
     agent::set_mode(&handle, mode);
     Ok(())
 }
 
 /// The person's decision on an agent step that waits for approval.
 pub async fn decide_step(
+    state: &AppState,
     project: &ProjectId,
     step_id: &str,
     decision: Decision,
 ) -> Result<(), ApiError> {
-    let (_, handle) = open(project).await?;
-    Ok(agent::decide(&handle, step_id, decision)?)
-}
-
-pub async fn decide_step_in(
-    state: &AppState,
-    project: &str,
-    step_id: &str,
-    decision: Decision,
-) -> Result<(), ApiError> {
-    let handle = open_in(state, project).await?;
+    let handle = open_project(state, project).await?;
     Ok(agent::decide(&handle, step_id, decision)?)
 }

@@ -13,12 +13,9 @@ use std::time::Duration;
 pub use fork::fork;
 pub use rewind::{Restored, redo, restore};
 
-use super::api::ApiError;
 use super::project::ProjectHandle;
-use crate::runtime::project::ProjectId;
 use crate::runtime::session::{Role, SessionState};
 use crate::server::checkpoint::{CheckpointError, Checkpoints};
-use crate::server::state::AppState;
 use crate::server::store::CheckpointKind;
 
 /// How often the wait for an answer's actions looks at the session.
@@ -109,38 +106,4 @@ pub async fn before_fix(handle: &ProjectHandle, message_id: &str) {
     if let Err(error) = outcome {
         tracing::warn!(project = %handle.id, %error, "the checkpoint before a fix could not be taken");
     }
-}
-
-/// [`restore`] for the UI's server functions, which find the state in
-/// their context.
-pub async fn restore_here(project: &ProjectId, message_id: &str) -> Result<Restored, ApiError> {
-    restore(
-        &leptos::prelude::expect_context::<AppState>(),
-        project.as_str(),
-        message_id,
-    )
-    .await
-}
-
-/// [`redo`] for the UI's server functions.
-pub async fn redo_here(project: &ProjectId, message_id: &str) -> Result<Restored, ApiError> {
-    redo(
-        &leptos::prelude::expect_context::<AppState>(),
-        project.as_str(),
-        message_id,
-    )
-    .await
-}
-
-/// [`fork`] for the UI's server functions.
-pub async fn fork_here(
-    project: &ProjectId,
-    message_id: &str,
-) -> Result<crate::server::store::ProjectRow, ApiError> {
-    fork(
-        &leptos::prelude::expect_context::<AppState>(),
-        project.as_str(),
-        message_id,
-    )
-    .await
 }

@@ -57,7 +57,7 @@ pub async fn events(
     state: &AppState,
     handle: &Arc<ProjectHandle>,
     after: Option<u64>,
-) -> Result<impl Stream<Item = Arc<Envelope>> + Send + 'static, ApiError> {
+) -> Result<impl Stream<Item = Arc<Envelope>> + Send + 'static + use<>, ApiError> {
     let mut live = Box::pin(handle.session.subscribe());
     let Some(snapshot) = live.next().await else {
         return Ok(futures::stream::empty().boxed());

@@ -9,7 +9,7 @@ use crate::runtime::session::SessionEvent;
 use crate::server::checkpoint::CheckpointError;
 use crate::server::checkpoint::git::{GitError, Repo};
 use crate::server::projects::ProjectError;
-use crate::server::session::api::{ApiError, open_in};
+use crate::server::session::api::{ApiError, open_project};
 use crate::server::state::AppState;
 use crate::server::store::{CheckpointKind, ProjectRow};
 
@@ -20,10 +20,10 @@ fn number(message_id: &str) -> i64 {
 /// Makes the fork of `project` as of answer `message_id` and returns its row.
 pub async fn fork(
     state: &AppState,
-    project: &str,
+    project: &ProjectId,
     message_id: &str,
 ) -> Result<ProjectRow, ApiError> {
-    let handle = open_in(state, project).await?;
+    let handle = open_project(state, project).await?;
     let checkpoints = checkpoints(&handle).ok_or(CheckpointError::Unavailable)?;
     let _guard = checkpoints.lock().await;
     handle.session.flush().await;

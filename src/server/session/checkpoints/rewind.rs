@@ -6,9 +6,10 @@
 use std::sync::Arc;
 
 use super::checkpoints;
+use crate::runtime::project::ProjectId;
 use crate::runtime::session::{MessageStatus, Role, SessionEvent};
 use crate::server::checkpoint::{Applied, ApplyError, CheckpointError, Checkpoints, apply};
-use crate::server::session::api::{ApiError, open_in};
+use crate::server::session::api::{ApiError, open_project};
 use crate::server::session::{ProjectHandle, reset_conversation};
 use crate::server::state::AppState;
 use crate::server::store::{CheckpointKind, MessageRow};
@@ -31,9 +32,9 @@ pub struct Restored {
 /// The handle, its checkpoints and the stored messages, once nothing runs.
 async fn prepare(
     state: &AppState,
-    project: &str,
+    project: &ProjectId,
 ) -> Result<(Arc<ProjectHandle>, Arc<Checkpoints>), ApiError> {
-    let handle = open_in(state, project).await?;
+    let handle = open_project(state, project).await?;
     let checkpoints = checkpoints(&handle).ok_or(CheckpointError::Unavailable)?;
     Ok((handle, checkpoints))
 }
@@ -101,7 +102,7 @@ async fn write_back(
 /// Puts the files back as they were right after answer `message_id`.
 pub async fn restore(
     state: &AppState,
-    project: &str,
+    project: &ProjectId,
     message_id: &str,
 ) -> Result<Restored, ApiError> {
     let (handle, checkpoints) = prepare(state, project).await?;
@@ -157,7 +158,11 @@ pub async fn restore(
 
 /// Undoes the latest restore to answer `message_id`: its files and the
 /// messages it undid come back (the state meanwhile is kept as a checkpoint).
-pub async fn redo(state: &AppState, project: &str, message_id: &str) -> Result<Restored, ApiError> {
+pub async fn redo(
+    state: &AppState,
+    project: &ProjectId,
+    message_id: &str,
+) -> Result<Restored, ApiError> {
     let (handle, checkpoints) = prepare(state, project).await?;
     let _guard = checkpoints.lock().await;
     ensure_idle(&handle)?;
