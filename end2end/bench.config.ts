@@ -3,12 +3,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serveEnv } from './serve-env';
+import { chromium, providerAndServer } from './serve-env';
 
 // The benchmarks (scripts/bench-e2e.sh), kept out of the test suite: the same
 // release server, with the scripted provider pacing its answers like a real
 // model, about 50 tokens a second (4 characters every 20 ms).
-const root = path.resolve(__dirname, '..');
 const port = Number(process.env.RIVET_BENCH_PORT ?? 3290);
 const mockPort = Number(process.env.RIVET_BENCH_MOCK_PORT ?? 3291);
 // Workers load this file again and inherit the runner's environment, so the
@@ -35,42 +34,10 @@ export default defineConfig({
   outputDir: './test-results/bench',
   use: {
     baseURL: `http://127.0.0.1:${port}`,
-    viewport: { width: 1280, height: 720 },
     trace: 'off',
-    launchOptions: {
-      executablePath: process.env.RIVET_CHROMIUM ?? '/usr/bin/chromium',
-      // Keeps Chromium from reaching for Google's services on a closed network.
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    },
+    ...chromium,
   },
   projects: [{ name: 'chromium', use: { browserName: 'chromium' } }],
-  webServer: [
-    {
-      // The scripted provider at a real model's pace.
-      command: `${root}/target/release/rivet mock-llm --port ${mockPort} --script ${root}/tests/fixtures/transcripts --chunk-size 4 --delay-ms 20`,
-      port: mockPort,
-      reuseExistingServer: false,
-      timeout: 30_000,
-    },
-    {
-    command: `${root}/target/release/rivet serve`,
-    cwd: root,
-    url: `http://127.0.0.1:${port}/healthz`,
-    reuseExistingServer: false,
-    timeout: 240_000,
-    stdout: 'pipe',
-    stderr: 'pipe',
-    env: {
-      ...serveEnv({ port, dataDir, token, llmBaseUrl: `http://127.0.0.1:${mockPort}/v1` }),
-    },
-    },
-  ],
+  // The scripted provider at a real model's pace.
+  webServer: providerAndServer({ port, mockPort, dataDir, token, pace: { chunkSize: 4, delayMs: 20 } }),
 });

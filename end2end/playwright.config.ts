@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serveEnv } from './serve-env';
+import { chromium, providerAndServer } from './serve-env';
 
 // The suite runs against the release build: `cargo leptos build --release`
 // must have written target/release/rivet and target/site first (scripts/test.sh does).
@@ -42,37 +42,26 @@ process.env.RIVET_E2E_OWN_PORT = String(mine.ownPort);
 const token = process.env.RIVET_E2E_TOKEN ?? crypto.randomBytes(24).toString('hex');
 process.env.RIVET_E2E_TOKEN = token;
 
-/** The scripted provider and the IDE of one slot. */
+/** The scripted provider and the IDE of one slot. The provider replays the
+ *  fixtures a little slower than a fast model so streaming and Stop can be
+ *  watched. */
 function servers({ port, mockPort, dataDir }: ReturnType<typeof slot>) {
-  return [
-    {
-      // The scripted provider, replaying the fixtures a little slower than a
-      // fast model so streaming and Stop can be watched.
-      command: `${root}/target/release/rivet mock-llm --port ${mockPort} --script ${root}/tests/fixtures/transcripts --chunk-size 24 --delay-ms 8`,
-      port: mockPort,
-      reuseExistingServer: false,
-      timeout: 30_000,
+  return providerAndServer({
+    port,
+    mockPort,
+    dataDir,
+    token,
+    pace: { chunkSize: 24, delayMs: 8 },
+    extraEnv: {
+      // WebContainer projects load the @webcontainer/api double, whose
+      // commands run in the project's sandbox (the real runtime needs
+      // StackBlitz's servers, which a closed network cannot reach).
+      RIVET_RUNTIME_WEBCONTAINER_DIR: path.join(root, 'end2end/webcontainer-double'),
+      // "Find local models" asks the scripted provider and a port nothing
+      // listens on (settings.spec.ts).
+      RIVET_LLM_LOCAL_SERVERS: `http://127.0.0.1:${mockPort},http://127.0.0.1:9`,
     },
-    {
-      command: `${root}/target/release/rivet serve`,
-      cwd: root,
-      url: `http://127.0.0.1:${port}/healthz`,
-      reuseExistingServer: false,
-      timeout: 240_000,
-      stdout: 'pipe' as const,
-      stderr: 'pipe' as const,
-      env: {
-        ...serveEnv({ port, dataDir, token, llmBaseUrl: `http://127.0.0.1:${mockPort}/v1` }),
-        // WebContainer projects load the @webcontainer/api double, whose
-        // commands run in the project's sandbox (the real runtime needs
-        // StackBlitz's servers, which a closed network cannot reach).
-        RIVET_RUNTIME_WEBCONTAINER_DIR: path.join(root, 'end2end/webcontainer-double'),
-        // "Find local models" asks the scripted provider and a port nothing
-        // listens on (settings.spec.ts).
-        RIVET_LLM_LOCAL_SERVERS: `http://127.0.0.1:${mockPort},http://127.0.0.1:9`,
-      },
-    },
-  ];
+  });
 }
 
 export default defineConfig({
@@ -88,21 +77,8 @@ export default defineConfig({
   outputDir: './test-results',
   use: {
     baseURL: `http://127.0.0.1:${mine.port}`,
-    viewport: { width: 1280, height: 720 },
     trace: 'retain-on-failure',
-    launchOptions: {
-      executablePath: process.env.RIVET_CHROMIUM ?? '/usr/bin/chromium',
-      // Keeps Chromium from reaching for Google's services on a closed network.
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    },
+    ...chromium,
   },
   projects: [{ name: 'chromium', use: { browserName: 'chromium' } }],
   webServer: slots.flatMap(servers),

@@ -26,3 +26,56 @@ export function serveEnv(server: {
     RUST_LOG: 'warn,rivet=info',
   };
 }
+
+/** Playwright's web servers for one IDE under test: the scripted provider
+ *  (answering `pace` characters every `delayMs`) and a release `rivet serve`
+ *  asking it, with `extraEnv` on top of [`serveEnv`]. */
+export function providerAndServer(server: {
+  port: number;
+  mockPort: number;
+  dataDir: string;
+  token: string;
+  pace: { chunkSize: number; delayMs: number };
+  extraEnv?: Record<string, string>;
+}) {
+  const { port, mockPort, dataDir, token, pace } = server;
+  return [
+    {
+      command: `${root}/target/release/rivet mock-llm --port ${mockPort} --script ${root}/tests/fixtures/transcripts --chunk-size ${pace.chunkSize} --delay-ms ${pace.delayMs}`,
+      port: mockPort,
+      reuseExistingServer: false,
+      timeout: 30_000,
+    },
+    {
+      command: `${root}/target/release/rivet serve`,
+      cwd: root,
+      url: `http://127.0.0.1:${port}/healthz`,
+      reuseExistingServer: false,
+      timeout: 240_000,
+      stdout: 'pipe' as const,
+      stderr: 'pipe' as const,
+      env: {
+        ...serveEnv({ port, dataDir, token, llmBaseUrl: `http://127.0.0.1:${mockPort}/v1` }),
+        ...server.extraEnv,
+      },
+    },
+  ];
+}
+
+/** The browser both configurations drive: Chromium from the system, kept
+ *  from reaching for Google's services on a closed network. */
+export const chromium = {
+  viewport: { width: 1280, height: 720 },
+  launchOptions: {
+    executablePath: process.env.RIVET_CHROMIUM ?? '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  },
+};
