@@ -161,16 +161,11 @@ fn like_pattern(search: &str) -> String {
 }
 
 impl Store {
+    /// A project's row as `project_from` reads it, with its last message's time.
     fn listing_from(&self, row: &sqlx::sqlite::SqliteRow) -> ProjectListing {
-        let id: String = row.get("id");
-        let runtime = self.runtime_of(&id, row.get("runtime"));
         ProjectListing {
-            id,
-            name: row.get("name"),
-            created_at: row.get("created_at"),
-            updated_at: row.get("updated_at"),
-            runtime,
             last_message_at: row.get("last_message_at"),
+            ..self.project_from(row).into()
         }
     }
 }

@@ -97,7 +97,7 @@ impl Store {
         })
     }
 
-    fn project_from(&self, row: &sqlx::sqlite::SqliteRow) -> ProjectRow {
+    pub(super) fn project_from(&self, row: &sqlx::sqlite::SqliteRow) -> ProjectRow {
         let id: String = row.get("id");
         let runtime = self.runtime_of(&id, row.get("runtime"));
         ProjectRow {
