@@ -17,7 +17,7 @@ pub enum RuntimeDescription {
         timeout_secs: u64,
     },
     /// A WebContainer in the user's browser.
-    WebContainer,
+    Webcontainer,
 }
 
 impl RuntimeDescription {
@@ -32,7 +32,7 @@ impl RuntimeDescription {
                 network: config.sandbox.network,
                 timeout_secs: config.sandbox.timeout_secs,
             },
-            RuntimeKind::Webcontainer => RuntimeDescription::WebContainer,
+            RuntimeKind::Webcontainer => RuntimeDescription::Webcontainer,
         }
     }
 }
@@ -169,7 +169,7 @@ fn describe_runtime(runtime: RuntimeDescription) -> String {
                  listens on, so keep the framework's default host and port."
             )
         }
-        RuntimeDescription::WebContainer => "## Where the actions run\n\n\
+        RuntimeDescription::Webcontainer => "## Where the actions run\n\n\
              A WebContainer in the user's browser: Node.js and npm running in WebAssembly, with a \
              small shell (no bash, no git, no Python, no native binaries). Only pure JavaScript or \
              WebAssembly packages work. npm installs packages from the registry over the \
@@ -270,7 +270,7 @@ fn compact_runtime(runtime: RuntimeDescription) -> &'static str {
                 "Actions run in a Linux sandbox with Node.js 20 and npm (the registry is reachable). Use Vite; keep its default host and port."
             }
         },
-        RuntimeDescription::WebContainer => {
+        RuntimeDescription::Webcontainer => {
             "Actions run in a WebContainer in the browser: Node.js and npm, no native binaries. Use Vite."
         }
     }
@@ -471,7 +471,7 @@ mod tests {
             ctx.runtime = runtime;
             assert!(system_prompt(&ctx).contains(needle), "{needle}");
         };
-        check(RuntimeDescription::WebContainer, "WebContainer");
+        check(RuntimeDescription::Webcontainer, "WebContainer");
         check(
             RuntimeDescription::Sandbox {
                 network: NetworkMode::None,

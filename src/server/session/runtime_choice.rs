@@ -90,7 +90,7 @@ mod tests {
         let id = &project.id;
         assert_eq!(
             description(&state, &project.id).await,
-            RuntimeDescription::WebContainer
+            RuntimeDescription::Webcontainer
         );
         let set = set_runtime(&state, id, RuntimeKind::Sandbox).await.unwrap();
         assert_eq!(set, RuntimeKind::Sandbox);
@@ -169,7 +169,7 @@ mod tests {
         );
         assert_eq!(
             description(&state, &project.id).await,
-            RuntimeDescription::WebContainer
+            RuntimeDescription::Webcontainer
         );
         let row = state.store.project(id).await.unwrap().unwrap();
         assert_eq!(row.runtime, RuntimeKind::Webcontainer);

@@ -49,7 +49,7 @@ pub async fn run(
     } = answer;
     let continuing = !earlier.is_empty();
     // A WebContainer project's browser parses and runs the answer itself.
-    let in_browser = runtime_description == RuntimeDescription::WebContainer;
+    let in_browser = runtime_description == RuntimeDescription::Webcontainer;
     let publish = |event: SessionEvent| project.publish(event);
     let mut saved = SavedAnswer::new(&message_id, None, &earlier);
 
