@@ -47,9 +47,6 @@ pub fn EditorPane() -> impl IntoView {
                 <div class="monaco-host" node_ref=host class:hidden=move || !ready.get() || workbench.diff.get()></div>
                 <div class="monaco-host" data-testid="editor-diff-view" node_ref=diff_host class:hidden=move || !workbench.diff.get()></div>
                 <Show when=move || !ready.get()>
-                    <p class="pane-loading" data-testid="editor-loading" hidden=move || failed.get().is_some()>
-                        "Loading the editor…"
-                    </p>
                     <pre class="editor-fallback">{fallback_text}</pre>
                 </Show>
                 <Show when=move || failed.get().is_some()>
