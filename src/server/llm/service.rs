@@ -17,7 +17,7 @@ use super::provider;
 use super::settings::{
     Layer, ResolvedLlm, deployment_layers, providers_with_keys, read_dotenv, resolve,
 };
-use super::settings_file::{SettingsFile, SettingsFileError};
+use super::settings_file::{SettingsFile, SettingsFileError, StoredSettings};
 use crate::runtime::llm::{
     ActionFormat, LlmError, LlmSettingsUpdate, ModelList, PublicLlmSettings,
 };
@@ -40,8 +40,9 @@ impl LlmService {
     /// How Build answers of `model` from `provider` give their actions: the
     /// settings' choice for them, else the configuration's (`[llm] format`).
     pub fn action_format(&self, provider: &str, model: &str) -> ActionFormat {
-        self.action_format_chosen(provider, model)
-            .unwrap_or(self.config.llm.format)
+        let stored = self.settings_file.load().ok();
+        let chosen = stored.and_then(|stored| stored.llm.format_for(provider, model));
+        chosen.unwrap_or(self.config.llm.format)
     }
 
     /// Which models slip out of the format.
@@ -98,48 +99,45 @@ impl LlmService {
 
     /// Every layer, highest first.
     fn layers(&self, command_line: Layer) -> Result<[Layer; 5], SettingsFileError> {
-        let stored = self.settings_file.load()?;
+        Ok(self.layers_with(&self.settings_file.load()?, command_line))
+    }
+
+    /// Every layer, highest first, with the settings file as `stored` holds it.
+    fn layers_with(&self, stored: &StoredSettings, command_line: Layer) -> [Layer; 5] {
         let env: Vec<(String, String)> = std::env::vars().collect();
         let [env, dotenv, file] =
             deployment_layers(&env, &read_dotenv(&self.dotenv), &self.config.llm);
-        Ok([
+        [
             command_line,
             Layer::settings(&stored.llm),
             env,
             dotenv,
             file,
-        ])
+        ]
     }
 
     pub fn resolve(&self) -> ResolvedLlm {
         self.resolve_with(Layer::default())
     }
 
+    /// The settings as the browser may see them; the settings file is
+    /// read once for the layers and the answer format chosen in it.
     pub fn public_settings(&self) -> PublicLlmSettings {
-        let mut public = self.public_resolved();
-        public.format = self.action_format_chosen(&public.provider, &public.model);
+        let Ok(stored) = self.settings_file.load() else {
+            let mut public = self.resolve().public();
+            public.default_format = self.config.llm.format;
+            return public;
+        };
+        let layers = self.layers_with(&stored, Layer::default());
+        let mut public = resolve(&layers, &self.config.llm).public();
+        public.keys_set = providers_with_keys(&layers[1..]);
+        // A generic key (RIVET_LLM_API_KEY) counts for the provider it is used with.
+        if public.key_set && !public.keys_set.contains(&public.provider) {
+            public.keys_set.push(public.provider.clone());
+        }
+        public.format = stored.llm.format_for(&public.provider, &public.model);
         public.default_format = self.config.llm.format;
         public
-    }
-
-    fn public_resolved(&self) -> PublicLlmSettings {
-        match self.layers(Layer::default()) {
-            Ok(layers) => {
-                let mut public = resolve(&layers, &self.config.llm).public();
-                public.keys_set = providers_with_keys(&layers[1..]);
-                // A generic key (RIVET_LLM_API_KEY) counts for the provider it is used with.
-                if public.key_set && !public.keys_set.contains(&public.provider) {
-                    public.keys_set.push(public.provider.clone());
-                }
-                public
-            }
-            Err(_) => self.resolve().public(),
-        }
-    }
-
-    fn action_format_chosen(&self, provider: &str, model: &str) -> Option<ActionFormat> {
-        let stored = self.settings_file.load().ok()?;
-        stored.llm.format_for(provider, model)
     }
 
     /// Saves a change from the settings panel; returns the new effective

@@ -190,15 +190,13 @@ async fn write_batch(store: &Store, open: &mut HashMap<u64, Open>, batch: &[(u64
     if batch.is_empty() {
         return;
     }
-    let mut pieces = open.iter().map(|(id, o)| (*id, o.piece)).collect();
-    match write(store, open, batch, &mut pieces).await {
-        Ok(()) => keep_pieces(open, pieces),
+    match write(store, open, batch).await {
+        Ok(pieces) => keep_pieces(open, pieces),
         Err(error) => {
             tracing::error!(%error, "storing a batch failed; storing it one by one");
             for one in batch.chunks(1) {
-                let mut pieces = open.iter().map(|(id, o)| (*id, o.piece)).collect();
-                match write(store, open, one, &mut pieces).await {
-                    Ok(()) => keep_pieces(open, pieces),
+                match write(store, open, one).await {
+                    Ok(pieces) => keep_pieces(open, pieces),
                     Err(error) => {
                         let project = open.get(&one[0].0).map(|o| o.project.as_str());
                         tracing::error!(project, %error, "storing the session failed");
@@ -209,11 +207,11 @@ async fn write_batch(store: &Store, open: &mut HashMap<u64, Open>, batch: &[(u64
     }
 }
 
-/// The piece numbers a committed transaction used.
-fn keep_pieces(open: &mut HashMap<u64, Open>, pieces: HashMap<u64, Option<i64>>) {
+/// The piece numbers a committed transaction used, by writer.
+fn keep_pieces(open: &mut HashMap<u64, Open>, pieces: HashMap<u64, i64>) {
     for (id, piece) in pieces {
         if let Some(state) = open.get_mut(&id) {
-            state.piece = piece;
+            state.piece = Some(piece);
         }
     }
 }
@@ -257,12 +255,14 @@ fn deliver(open: &HashMap<u64, Open>, batch: Vec<(u64, Write)>) {
     }
 }
 
+/// Writes `batch` in one transaction; returns the last piece number of
+/// answer text each writer stored in it (kept once it has committed).
 async fn write(
     store: &Store,
     open: &HashMap<u64, Open>,
     batch: &[(u64, Write)],
-    pieces: &mut HashMap<u64, Option<i64>>,
-) -> Result<(), StoreError> {
+) -> Result<HashMap<u64, i64>, StoreError> {
+    let mut pieces = HashMap::new();
     let mut tx = store.begin_write().await?;
     for (writer, write) in batch {
         let Some(state) = open.get(writer) else {
@@ -273,17 +273,16 @@ async fn write(
             Write::Event(envelope) => events::append(&mut tx, project, envelope).await?,
             Write::Message(message) => messages::upsert(&mut tx, project, message).await?,
             Write::Append { message_id, text } => {
-                let piece = pieces.entry(*writer).or_default();
-                let last = match *piece {
+                let last = match pieces.get(writer).copied().or(state.piece) {
                     Some(last) => last,
                     None => messages::last_piece(&mut tx, project).await?,
                 };
                 messages::append(&mut tx, project, last + 1, message_id, text).await?;
-                *piece = Some(last + 1);
+                pieces.insert(*writer, last + 1);
             }
             Write::Flush(_) => {}
         }
     }
     tx.commit().await?;
-    Ok(())
+    Ok(pieces)
 }
