@@ -135,10 +135,7 @@ async fn wait_until_idle(handle: &ProjectHandle) {
 /// Names a project still called "Untitled" after the person's message
 /// (the first one, in practice). A failure is logged: the message matters more.
 pub async fn name_after_message(state: &AppState, id: &ProjectId, text: &str) {
-    match state.store.name_after_message(id.as_str(), text).await {
-        Ok(_) => {}
-        Err(error) => {
-            tracing::warn!(project = %id.as_str(), %error, "the project could not be named after its first message");
-        }
+    if let Err(error) = state.store.name_after_message(id.as_str(), text).await {
+        tracing::warn!(project = %id.as_str(), %error, "the project could not be named after its first message");
     }
 }
