@@ -8,6 +8,7 @@ mod form;
 mod format_field;
 mod key_field;
 mod local_models;
+mod rules;
 mod status;
 
 use leptos::either::Either;
@@ -80,7 +81,7 @@ pub fn SettingsPanel(open: RwSignal<bool>) -> impl IntoView {
                     llm.settings
                         .get()
                         .map(|result| match result {
-                            Ok(s) => Either::Left(view! { <LlmForm settings=s open /> <auto_fix::AutoFixSetting /> }),
+                            Ok(s) => Either::Left(view! { <LlmForm settings=s open /> <auto_fix::AutoFixSetting /> <rules::RulesSetting open /> }),
                             Err(e) => Either::Right(view! { <p role="alert">{e.to_string()}</p> }),
                         })
                 }}

@@ -15,7 +15,7 @@ mod state;
 
 pub use agent::{AgentRun, AgentStep, Decision, Mode, StepChange, StepStatus};
 pub use answer_format::AnswerFormat;
-pub use context::{ContextSummary, ContextUse};
+pub use context::{ContextSummary, ContextUse, RulesSettings};
 // Defined with the actions, so that a build result can name its action
 // without the session; the events carry it, so the session names it too.
 pub use crate::runtime::action::ActionRef;

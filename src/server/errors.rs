@@ -26,7 +26,7 @@ pub fn api_code(error: &ApiError) -> ErrorCode {
             ErrorCode::Unavailable
         }
         ApiError::Preview(PreviewError::NotListening { .. }) => ErrorCode::Invalid,
-        ApiError::Store(_) => ErrorCode::Internal,
+        ApiError::Store(_) | ApiError::Settings(_) => ErrorCode::Internal,
         ApiError::Checkpoint(error) => features::checkpoint_code(error),
         ApiError::Approval(ApprovalError::NotFound(_)) => ErrorCode::NotFound,
         ApiError::Approval(ApprovalError::NotWaiting { .. }) => ErrorCode::Busy,

@@ -17,6 +17,7 @@ pub mod page_report;
 mod project;
 mod recording;
 mod restore;
+pub mod rules;
 pub mod runtime_choice;
 mod saved;
 mod summary;

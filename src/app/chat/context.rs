@@ -1,6 +1,7 @@
 //! The context window in the chat: the summary that stands in for older
 //! turns (a collapsed block before the first answer asked with it), and how
-//! much of the window an answer's request used.
+//! much of the window an answer's request used, and whether it carried the
+//! user's rules.
 
 use leptos::prelude::*;
 
@@ -27,6 +28,20 @@ pub fn ContextUsageBadge(usage: ContextUse) -> impl IntoView {
             title="Context window in use by this answer's request"
         >
             {usage.label()}
+        </span>
+    }
+}
+
+/// "Rules: AGENTS.md, settings": the answer's request carried the user's rules.
+#[component]
+pub fn RulesBadge(sources: Vec<String>) -> impl IntoView {
+    view! {
+        <span
+            class="context-usage message-rules"
+            data-testid="message-rules"
+            title="The user's rules went with this answer's request"
+        >
+            {format!("Rules: {}", sources.join(", "))}
         </span>
     }
 }

@@ -11,7 +11,7 @@ use super::agent_step::step_card_lazy;
 use super::answer_text::AnswerText;
 use super::artifact::ArtifactCard;
 use super::checkpoint::checkpoint_buttons_lazy;
-use super::context::{ContextSummaryBlock, ContextUsageBadge};
+use super::context::{ContextSummaryBlock, ContextUsageBadge, RulesBadge};
 use crate::app::api::{continue_answer, retry_answer, stop_run};
 use crate::app::context::CurrentProject;
 use crate::app::session::SessionStore;
@@ -159,6 +159,7 @@ fn AnswerFooter(message: Message) -> impl IntoView {
                 }
                 {usage.map(|u| view! { <span class="message-usage" data-testid="message-usage">{u}</span> })}
                 {message.context.map(|usage| view! { <ContextUsageBadge usage /> })}
+                {(!message.rules.is_empty()).then(|| view! { <RulesBadge sources=message.rules.clone() /> })}
             </div>
         </div>
     }

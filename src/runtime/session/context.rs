@@ -26,6 +26,16 @@ pub struct ContextSummary {
     pub text: String,
 }
 
+/// The rules as the settings panel shows and saves them: the app-wide ones
+/// and, when a project is open, its rules file (`AGENTS.md` unless only
+/// `.rivet/rules.md` exists).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct RulesSettings {
+    pub app: String,
+    pub project_path: Option<String>,
+    pub project: Option<String>,
+}
+
 /// A count in thousands past 1000, rounded to the nearest.
 fn short(tokens: u32) -> String {
     if tokens < 1000 {

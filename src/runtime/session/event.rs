@@ -270,6 +270,12 @@ pub enum SessionEvent {
         message_id: String,
         usage: super::context::ContextUse,
     },
+    /// The answer's request carried the user's rules, from these sources
+    /// (rules files, then "settings").
+    RulesIncluded {
+        message_id: String,
+        sources: Vec<String>,
+    },
 }
 
 /// A file as the last answer found it and left it (the diff view).

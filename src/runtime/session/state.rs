@@ -59,6 +59,9 @@ pub struct Message {
     /// before it.
     #[serde(default)]
     pub context_summary: Option<super::context::ContextSummary>,
+    /// Where the rules the answer's request carried came from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
 }
 
 impl Message {
@@ -75,6 +78,7 @@ impl Message {
             agent: None,
             context: None,
             context_summary: None,
+            rules: Vec::new(),
         }
     }
 
@@ -91,6 +95,7 @@ impl Message {
             agent: None,
             context: None,
             context_summary: None,
+            rules: Vec::new(),
         }
     }
 
@@ -429,6 +434,10 @@ impl SessionState {
             SessionEvent::ContextUsage { message_id, usage } => {
                 self.update_message(message_id, |m| m.context = Some(*usage))
             }
+            SessionEvent::RulesIncluded {
+                message_id,
+                sources,
+            } => self.update_message(message_id, |m| m.rules.clone_from(sources)),
         }
     }
 

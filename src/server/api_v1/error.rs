@@ -64,6 +64,7 @@ impl From<ApiError> for V1Error {
             ApiError::NotRetryable(_) => "not_retryable",
             ApiError::NotText(_) => "not_text",
             ApiError::Preview(_) => "preview",
+            ApiError::Settings(_) => "settings",
             ApiError::Approval(AgentApprovalError::NotFound(_)) => "step_not_found",
             ApiError::Approval(AgentApprovalError::NotWaiting { .. }) => "step_not_waiting",
         };

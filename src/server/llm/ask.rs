@@ -95,6 +95,7 @@ pub async fn run(args: AskArgs, config: Config) -> anyhow::Result<ExitCode> {
         compact: false,
         remind_format: false,
         tools: false,
+        rules: String::new(),
     };
     let question = args.prompt.join(" ");
     let system = match fitted_system(&ctx, &question, service.context_window(&llm).await) {
@@ -303,6 +304,7 @@ mod tests {
             compact: false,
             remind_format: false,
             tools: false,
+            rules: String::new(),
         }
     }
 

@@ -72,6 +72,9 @@ pub struct PromptContext {
     /// The request offers the file and shell tools (`agent::as_actions`):
     /// the prompt ends by saying to call them instead of writing tags.
     pub tools: bool,
+    /// The user's rules, as a section of the prompt (`session::rules`);
+    /// empty when there are none.
+    pub rules: String,
 }
 
 /// Windows of this many tokens or fewer get the compact prompt.
@@ -215,6 +218,10 @@ pub fn system_prompt(ctx: &PromptContext) -> String {
         out.push_str("\n\n");
         out.push_str(&describe_runtime(ctx.runtime));
         out.push_str("\n\n");
+    }
+    if !ctx.rules.is_empty() {
+        out.push_str(ctx.rules.trim_start());
+        out.push('\n');
     }
     let mut budget = ctx.token_budget;
     if !ctx.user_edits.is_empty() {
@@ -387,6 +394,7 @@ mod tests {
             compact: false,
             remind_format: false,
             tools: false,
+            rules: String::new(),
         }
     }
 
@@ -447,6 +455,19 @@ mod tests {
             let reminder = prompt.rfind("## Reminder: answer in the format").unwrap();
             assert!(reminder > prompt.find("<projectFile").unwrap(), "{compact}");
             assert!(prompt[reminder..].contains("<boltAction type=\"file\""));
+        }
+    }
+
+    #[test]
+    fn the_users_rules_come_before_the_project_in_both_prompts() {
+        for compact in [false, true] {
+            let mut ctx = context(vec![file("package.json", "{}")], vec![], 1000);
+            ctx.compact = compact;
+            assert!(!system_prompt(&ctx).contains("## The user's rules"));
+            ctx.rules = "\n## The user's rules\n\nUse tabs.\n".into();
+            let prompt = system_prompt(&ctx);
+            let rules = prompt.find("Use tabs.").unwrap();
+            assert!(rules < prompt.find("<projectFile").unwrap(), "{compact}");
         }
     }
 

@@ -106,10 +106,11 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
     let tools = tool_context(&project, &cancel, board.output_sink());
     project.agent.keep_tools(Arc::clone(&tools)).await;
     let window = llm.context_window(&resolved).await;
+    let rules = turn::include_rules(&project, &llm, &message_id).await;
     let model = Tracked {
         inner: LlmModel {
             llm: resolved,
-            system: SYSTEM_PROMPT.to_owned(),
+            system: format!("{SYSTEM_PROMPT}\n{rules}"),
             window,
             cancel: cancel.clone(),
         },

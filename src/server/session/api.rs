@@ -49,6 +49,8 @@ pub enum ApiError {
     Checkpoint(#[from] CheckpointError),
     #[error("a project needs a name")]
     EmptyName,
+    #[error(transparent)]
+    Settings(#[from] crate::server::llm::settings_file::SettingsFileError),
 }
 
 /// The handle of a project that exists. Every operation below starts here;

@@ -62,6 +62,7 @@ pub async fn run(
     };
     saved.set_model(&llm_config.model);
     let mut ctx = prompt_context(&project, runtime_description).await;
+    ctx.rules = include_rules(&project, &llm, &message_id).await;
     let (base_url, model) = (llm_config.base_url.clone(), llm_config.model.clone());
     ctx.remind_format = llm.format_slips().needs_reminder(&base_url, &model);
     // The browser parses a WebContainer project's answer itself, and a
@@ -243,9 +244,11 @@ async fn prompt_context(project: &ProjectHandle, runtime: RuntimeDescription) ->
     let entries = project.runtime.list_tree("").await.unwrap_or_default();
     let mut files = Vec::new();
     for entry in entries {
+        // The rules files are in the prompt's rules section.
         let skip = entry.kind != crate::runtime::host::EntryKind::File
             || crate::runtime::tree::is_inside_skipped_dir(&entry.path)
-            || entry.path == "package-lock.json";
+            || entry.path == "package-lock.json"
+            || super::rules::is_rules_file(&entry.path);
         if skip {
             continue;
         }
@@ -262,7 +265,8 @@ async fn prompt_context(project: &ProjectHandle, runtime: RuntimeDescription) ->
             content,
         });
     }
-    let edits = std::mem::take(&mut project.conversation().user_edits);
+    let mut edits = std::mem::take(&mut project.conversation().user_edits);
+    edits.retain(|path, _| !super::rules::is_rules_file(path));
     let relevant = relevant_paths(project, edits.keys().cloned().collect());
     let user_edits = edits
         .into_iter()
@@ -284,7 +288,22 @@ async fn prompt_context(project: &ProjectHandle, runtime: RuntimeDescription) ->
         compact: false,
         remind_format: false,
         tools: false,
+        rules: String::new(),
     }
+}
+
+/// The user's rules for the answer `message_id`, as the prompt's section;
+/// the answer records where they came from.
+pub async fn include_rules(project: &ProjectHandle, llm: &LlmService, message_id: &str) -> String {
+    let app = super::rules::app_rules(llm.settings_file());
+    let rules = super::rules::gather(&*project.runtime, &app).await;
+    if !rules.is_empty() {
+        project.publish(SessionEvent::RulesIncluded {
+            message_id: message_id.to_owned(),
+            sources: rules.sources,
+        });
+    }
+    rules.section
 }
 
 /// Files the latest build results name, then those the person edited,
