@@ -15,6 +15,7 @@ pub mod protocol;
 pub mod relay;
 pub mod runner;
 pub mod session;
+pub mod templates;
 pub mod terminal_text;
 pub mod time;
 pub mod tree;

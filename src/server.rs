@@ -20,5 +20,6 @@ pub mod serve;
 pub mod session;
 pub mod state;
 pub mod store;
+pub mod templates;
 pub mod transfer;
 pub mod webcontainer_package;

@@ -117,3 +117,22 @@ test('"New project" opens a fresh project in the IDE', async ({ page }) => {
   await openIde(page, '/');
   await expect(item(page, id)).toBeVisible();
 });
+
+test('"New project" from a template opens its files at once, with no message', async ({ page }) => {
+  await openIde(page, '/');
+  await page.getByTestId('new-project-template').selectOption({ label: 'Vite + React + TypeScript' });
+  await page.getByTestId('new-project').click();
+  await expect(page).toHaveURL(/\/p\/[a-z0-9]+$/);
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  const file = (path: string) => page.locator(`[data-testid="file-entry"][data-path="${path}"]`);
+  await expect(file('package.json')).toBeVisible();
+  await expect(file('src/App.tsx')).toBeVisible();
+  await expect(page.getByTestId('message-user')).toHaveCount(0);
+  await expect(page.getByTestId('message-assistant')).toHaveCount(0);
+  // The project is named after its template.
+  const id = new URL(page.url()).pathname.split('/').pop()!;
+  const project = await page.request.get(`/api/v1/projects/${id}`, {
+    headers: { authorization: `Bearer ${TOKEN}` },
+  });
+  expect((await project.json()).name).toBe('Vite + React + TypeScript');
+});

@@ -1,6 +1,7 @@
 //! The projects page at `/`: every project, the latest changed first, with
 //! the time of its last message; search by name or message text, rename,
-//! delete (after a confirmation) and "New project".
+//! delete (after a confirmation) and "New project", empty or from a
+//! starter template.
 
 pub mod api;
 mod item;
@@ -34,6 +35,7 @@ pub fn ProjectsPage() -> impl IntoView {
                 <span class="spacer"></span>
                 // A post, not a link: following a link never creates anything.
                 <form class="new-project-form" method="post" action="/new">
+                    <TemplateChoice />
                     <button type="submit" class="icon-button primary" data-testid="new-project">
                         "New project"
                     </button>
@@ -69,6 +71,28 @@ pub fn ProjectsPage() -> impl IntoView {
                 </Transition>
             </section>
         </main>
+    }
+}
+
+/// The template "New project" starts from: none (an empty project) or
+/// one of `runtime::templates` (only their names reach the browser).
+#[component]
+fn TemplateChoice() -> impl IntoView {
+    view! {
+        <select
+            name="template"
+            class="new-project-template"
+            data-testid="new-project-template"
+            aria-label="Start from"
+        >
+            <option value="" selected>
+                "Empty project"
+            </option>
+            {crate::runtime::templates::ALL
+                .iter()
+                .map(|t| view! { <option value=t.id title=t.description>{t.name}</option> })
+                .collect_view()}
+        </select>
     }
 }
 

@@ -1,6 +1,6 @@
 //! The headless HTTP API under `/api/v1` (documented in `docs/api.md`):
-//! projects, messages and files as JSON and raw bytes, for scripts and
-//! other tools. It sits behind the same access guard as every IDE route and
+//! projects (and the starter templates they can begin from), messages
+//! and files as JSON and raw bytes, for scripts and other tools. It sits behind the same access guard as every IDE route and
 //! calls the same session code as the UI's server functions. Errors are
 //! JSON with a stable `code`.
 
@@ -43,6 +43,7 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/projects",
             get(projects::list).post(projects::create),
         )
+        .route("/api/v1/templates", get(projects::templates))
         .route(
             "/api/v1/projects/{id}",
             get(projects::get)

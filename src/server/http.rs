@@ -3,8 +3,10 @@
 //! all behind the cross-origin isolation headers and the page's content
 //! security policy; previews are proxied from their own origins before any of it.
 
+use axum::Form;
 use axum::body::Body;
 use axum::extract::State;
+use axum::extract::rejection::FormRejection;
 use axum::http::{Request, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Router, http::HeaderValue, http::StatusCode, routing::get, routing::post};
@@ -16,6 +18,7 @@ use super::access;
 use super::projects::ProjectError;
 use super::sandbox;
 use super::state::AppState;
+use super::transfer::TransferError;
 use crate::app::shell;
 
 /// Builds the whole router. Tests drive it with `tower::ServiceExt::oneshot`.
@@ -114,10 +117,30 @@ async fn projects_page() -> Redirect {
     Redirect::to("/")
 }
 
-/// `POST /new` creates a project and opens it. Like every route, only when
-/// asked from the IDE itself or by a program with the token (see `access::origin`).
-async fn open_new_project(State(state): State<AppState>) -> Result<Redirect, HttpError> {
-    let project = super::session::manage::create(&state, super::store::UNTITLED).await?;
+/// The projects page's "New project" form: an empty `template` (or no
+/// form at all, as a program may post) is an empty project.
+#[derive(Debug, Default, serde::Deserialize)]
+struct NewProjectForm {
+    #[serde(default)]
+    template: String,
+}
+
+/// `POST /new` creates a project (from the template the form names, if
+/// any) and opens it. Like every route, only when asked from the IDE itself
+/// or by a program with the token (see `access::origin`).
+async fn open_new_project(
+    State(state): State<AppState>,
+    form: Result<Form<NewProjectForm>, FormRejection>,
+) -> Result<Redirect, HttpError> {
+    let form = match form {
+        Ok(Form(form)) => form,
+        Err(FormRejection::InvalidFormContentType(_)) => NewProjectForm::default(),
+        Err(rejection) => return Err(HttpError::Form(rejection)),
+    };
+    let project = match form.template.trim() {
+        "" => super::session::manage::create(&state, super::store::UNTITLED).await?,
+        template => super::templates::from_template(&state, None, template).await?,
+    };
     Ok(Redirect::to(&format!("/p/{}", project.id)))
 }
 
@@ -128,13 +151,22 @@ pub enum HttpError {
     Project(#[from] ProjectError),
     #[error(transparent)]
     Api(#[from] super::session::api::ApiError),
+    #[error(transparent)]
+    Transfer(#[from] super::transfer::TransferError),
+    #[error("the form is not readable: {0}")]
+    Form(FormRejection),
 }
 
 impl IntoResponse for HttpError {
     fn into_response(self) -> Response {
         let status = match &self {
             HttpError::Project(ProjectError::NotFound(_)) => StatusCode::NOT_FOUND,
-            HttpError::Project(_) | HttpError::Api(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            HttpError::Transfer(TransferError::UnknownTemplate(_)) | HttpError::Form(_) => {
+                StatusCode::BAD_REQUEST
+            }
+            HttpError::Project(_) | HttpError::Api(_) | HttpError::Transfer(_) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
         };
         tracing::error!("{self}");
         (status, self.to_string()).into_response()
@@ -283,6 +315,7 @@ mod tests {
         for id in [
             "project-search",
             "new-project",
+            "new-project-template",
             "project-list",
             "project-item",
         ] {
@@ -292,12 +325,38 @@ mod tests {
             );
         }
         assert!(html.contains("listed on the page"), "{html}");
+        assert!(html.contains("value=\"react-ts\""), "{html}");
         let fresh = app(state.clone())
             .oneshot(owned(Request::post("/new").body(Body::empty()).unwrap()))
             .await
             .unwrap();
         assert_eq!(fresh.status(), StatusCode::SEE_OTHER);
         assert!(location(&fresh).starts_with("/p/"));
+        assert_eq!(state.store.list_projects().await.unwrap().len(), 2);
+    }
+
+    async fn post_new(state: &AppState, form: &'static str) -> axum::response::Response {
+        let request = Request::post("/new")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(Body::from(form))
+            .unwrap();
+        app(state.clone()).oneshot(owned(request)).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_new_form_makes_an_empty_project_or_one_from_its_template() {
+        let (state, _data) = state();
+        let empty = post_new(&state, "template=").await;
+        assert_eq!(empty.status(), StatusCode::SEE_OTHER);
+        let templated = post_new(&state, "template=node-api").await;
+        assert_eq!(templated.status(), StatusCode::SEE_OTHER);
+        let id = location(&templated).trim_start_matches("/p/").to_owned();
+        let row = state.store.project(&id).await.unwrap().unwrap();
+        assert_eq!(row.name, "Node API server");
+        let id = crate::runtime::project::ProjectId::parse(&id).unwrap();
+        assert!(state.projects.workspace(&id).join("server.js").is_file());
+        let unknown = post_new(&state, "template=cobol").await;
+        assert_eq!(unknown.status(), StatusCode::BAD_REQUEST);
         assert_eq!(state.store.list_projects().await.unwrap().len(), 2);
     }
 

@@ -52,6 +52,8 @@ pub enum TransferError {
     Clone(String),
     #[error("the project needs a name")]
     EmptyName,
+    #[error("no template {0:?}; GET /api/v1/templates lists them")]
+    UnknownTemplate(String),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

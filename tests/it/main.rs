@@ -14,4 +14,5 @@ mod sandbox;
 mod serve;
 mod session;
 mod support;
+mod templates;
 mod transfer;

@@ -1,4 +1,5 @@
-//! `/api/v1/projects`: list (and search), create, get.
+//! `/api/v1/projects`: list (and search), create (empty or from a starter
+//! template), get; and `/api/v1/templates`, the templates.
 
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
@@ -8,12 +9,18 @@ use serde::Deserialize;
 
 use super::V1Error;
 use crate::runtime::project::ProjectId;
+use crate::runtime::templates::TemplateInfo;
 use crate::server::state::AppState;
 use crate::server::store::{ProjectListing, ProjectRow};
 
 #[derive(Deserialize)]
 pub struct NewProject {
-    name: String,
+    /// Required unless `template` is given (then it defaults to the
+    /// template's name).
+    name: Option<String>,
+    /// A template's id (`GET /api/v1/templates`): the project starts with
+    /// its files.
+    template: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -36,7 +43,25 @@ pub async fn create(
     State(state): State<AppState>,
     body: Result<Json<NewProject>, JsonRejection>,
 ) -> Result<(StatusCode, Json<ProjectRow>), V1Error> {
-    let Json(NewProject { name }) = body?;
+    let Json(NewProject { name, template }) = body?;
+    let row = match (template.as_deref(), name.as_deref()) {
+        (Some(template), name) => {
+            crate::server::templates::from_template(&state, name, template).await?
+        }
+        (None, Some(name)) => create_empty(&state, name).await?,
+        (None, None) => {
+            return Err(V1Error::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_json",
+                "missing field `name` (a project without a template needs one)",
+            ));
+        }
+    };
+    Ok((StatusCode::CREATED, Json(row)))
+}
+
+/// A project with no files, named `name`.
+async fn create_empty(state: &AppState, name: &str) -> Result<ProjectRow, V1Error> {
     let name = name.trim();
     if name.is_empty() {
         return Err(V1Error::new(
@@ -45,8 +70,12 @@ pub async fn create(
             "a project needs a name",
         ));
     }
-    let row = crate::server::session::manage::create(&state, name).await?;
-    Ok((StatusCode::CREATED, Json(row)))
+    Ok(crate::server::session::manage::create(state, name).await?)
+}
+
+/// The starter templates a project can be created from.
+pub async fn templates() -> Json<&'static [TemplateInfo]> {
+    Json(&crate::runtime::templates::ALL)
 }
 
 pub async fn get(

@@ -85,6 +85,7 @@ impl From<TransferError> for V1Error {
             TransferError::GitUrl { .. } => (StatusCode::BAD_REQUEST, "git_url_refused"),
             TransferError::Clone(_) => (StatusCode::BAD_GATEWAY, "git_clone_failed"),
             TransferError::EmptyName => (StatusCode::BAD_REQUEST, "invalid_name"),
+            TransferError::UnknownTemplate(_) => (StatusCode::BAD_REQUEST, "unknown_template"),
             TransferError::Io { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "storage"),
             TransferError::Api(error) => return error.into(),
             TransferError::Project(error) => return error.into(),
