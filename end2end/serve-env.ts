@@ -41,7 +41,7 @@ export function providerAndServer(server: {
   const { port, mockPort, dataDir, token, pace } = server;
   return [
     {
-      command: `${root}/target/release/rivet mock-llm --port ${mockPort} --script ${root}/tests/fixtures/transcripts --chunk-size ${pace.chunkSize} --delay-ms ${pace.delayMs}`,
+      command: `${root}/target/release/rivet mock-llm --port ${mockPort} --models rivet-replay,rivet-lite --script ${root}/tests/fixtures/transcripts --chunk-size ${pace.chunkSize} --delay-ms ${pace.delayMs}`,
       port: mockPort,
       reuseExistingServer: false,
       timeout: 30_000,

@@ -62,3 +62,54 @@ test('an answer format chosen for the model is kept and used for its next answer
     await expect(page.getByTestId('settings-status')).toHaveText('Saved.');
   }
 });
+
+test("the rules set in the settings go with the next answer, which names them", async ({ page }) => {
+  await newProject(page);
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  await page.getByTestId('settings-toggle').click();
+  const app = page.getByTestId('settings-app-rules');
+  const own = page.getByTestId('settings-project-rules');
+  await expect(own).toBeVisible();
+  await expect(page.getByText("This project's rules (AGENTS.md)")).toBeVisible();
+  try {
+    await app.fill('Always answer in English.');
+    await own.fill('Name components in PascalCase.');
+    await page.getByTestId('settings-rules-save').click();
+    await expect(page.getByTestId('settings-rules-status')).toHaveText('Saved');
+    await expect(page.locator('[data-testid="file-entry"][data-path="AGENTS.md"]')).toBeVisible();
+    await page.getByTestId('settings-toggle').click();
+    await send(page, 'hello there, with rules');
+    const answer = page.getByTestId('message-assistant').last();
+    await expect(answer).toHaveAttribute('data-status', 'complete');
+    await expect(answer.getByTestId('message-rules')).toHaveText('Rules: AGENTS.md, settings');
+    const log: { last_user: string; system: string }[] = await (await fetch(`${mock}/mock/log`)).json();
+    const asked = log.filter((entry) => entry.last_user.includes('hello there, with rules'));
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked[0].system).toContain('Always answer in English.');
+    expect(asked[0].system).toContain('Name components in PascalCase.');
+  } finally {
+    // The suite's later answers carry no app-wide rules.
+    await page.reload();
+    await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+    await page.getByTestId('settings-toggle').click();
+    await page.getByTestId('settings-app-rules').fill('');
+    await page.getByTestId('settings-rules-save').click();
+    await expect(page.getByTestId('settings-rules-status')).toHaveText('Saved');
+  }
+});
+
+test('a model picked in the composer answers the next message, and the answer names it', async ({ page }) => {
+  await newProject(page);
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  const picker = page.getByTestId('composer-model');
+  await picker.focus();
+  await expect(picker.locator('option[value="rivet-lite"]')).toBeAttached();
+  await picker.selectOption('rivet-lite');
+  await send(page, 'hello there, from the lite model');
+  const answer = page.getByTestId('message-assistant').last();
+  await expect(answer).toHaveAttribute('data-status', 'complete');
+  await expect(answer.getByTestId('message-model')).toHaveText('rivet-lite');
+  const log: { last_user: string; model: string }[] = await (await fetch(`${mock}/mock/log`)).json();
+  const asked = log.filter((entry) => entry.last_user.includes('hello there, from the lite model'));
+  expect(asked.map((entry) => entry.model)).toEqual(['rivet-lite']);
+});

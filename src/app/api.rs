@@ -27,10 +27,23 @@ pub async fn session_feed(project: ProjectId) -> Result<ByteStream<RivetError>, 
 /// Sends the person's message; the answer and its actions arrive on the
 /// feed. Fails with [`ErrorCode::Busy`] while another answer streams.
 #[server(endpoint = "send_message")]
-pub async fn send_message(project: ProjectId, text: String) -> Result<(), RivetError> {
-    Ok(crate::server::session::api::send(&state(), &project, text)
-        .await
-        .map(drop)?)
+pub async fn send_message(
+    project: ProjectId,
+    text: String,
+    #[server(default)] model: Option<String>,
+) -> Result<(), RivetError> {
+    Ok(
+        crate::server::session::api::send(&state(), &project, text, model)
+            .await
+            .map(drop)?,
+    )
+}
+
+/// The models the configured provider lists, for the composer's picker.
+#[server(endpoint = "answer_models")]
+pub async fn answer_models() -> Result<Vec<String>, RivetError> {
+    let state = state();
+    Ok(state.llm.list_models(&state.llm.resolve()).await)
 }
 
 /// Stops the streaming answer, the running command and every pending action.

@@ -13,6 +13,7 @@ mod composer;
 mod context;
 mod message;
 mod mode_switch;
+mod model_pick;
 mod step_diff;
 
 use leptos::prelude::*;

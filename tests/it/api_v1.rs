@@ -184,6 +184,58 @@ async fn a_message_is_accepted_answered_and_listed_in_order() {
     );
 }
 
+/// Sends `body` to the project's messages and waits for its answer;
+/// returns the whole list then.
+async fn answered(server: &Server, project: &str, body: Value) -> Value {
+    let messages = server.url(&format!("/projects/{project}/messages"));
+    let (status, sent) = server.json(server.http.post(&messages).json(&body)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{sent}");
+    let assistant = sent["assistant_message_id"].clone();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, list) = server.json(server.http.get(&messages)).await;
+        let done = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["id"] == assistant && m["status"] == "complete");
+        if done {
+            return list;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{list}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_message_sent_with_a_model_is_answered_by_that_model_and_says_so() {
+    let mock = Mock::start(&["--models", "rivet-replay,rivet-other"]);
+    let server = Server::start(&mock, tempfile::tempdir().unwrap()).await;
+    let project = server.create("models").await;
+    let text = "show me a snippet sample";
+    let list = answered(
+        &server,
+        &project,
+        json!({"text": text, "model": "rivet-other"}),
+    )
+    .await;
+    assert_eq!(list[1]["model"], "rivet-other", "{list}");
+    // The next message without a model goes back to the configured one.
+    let list = answered(&server, &project, json!({"text": text})).await;
+    assert_eq!(list[3]["model"], "rivet-replay", "{list}");
+    assert!(
+        list[0].get("model").is_none(),
+        "a user message names no model: {list}"
+    );
+    let models: Vec<String> = mock
+        .log()
+        .await
+        .iter()
+        .map(|entry| entry["model"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(models, ["rivet-other", "rivet-replay"]);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_empty_message_is_refused_with_a_code() {
     let (_mock, server) = server().await;

@@ -12,10 +12,14 @@ pub fn Composer() -> impl IntoView {
     let project = expect_context::<CurrentProject>().0;
     let draft = RwSignal::new(String::new());
     let error = RwSignal::new(None::<RivetError>);
+    let model = RwSignal::new(String::new());
 
     let send = Action::new({
         let project = project.clone();
-        move |text: &String| send_message(project.clone(), text.clone())
+        move |text: &String| {
+            let picked = Some(model.get_untracked()).filter(|m| !m.is_empty());
+            send_message(project.clone(), text.clone(), picked)
+        }
     });
     let stop = Action::new(move |_: &()| stop_run(project.clone()));
     Effect::new(move |_| {
@@ -76,6 +80,7 @@ pub fn Composer() -> impl IntoView {
             ></textarea>
             <div class="composer-actions">
                 <super::mode_switch::ModeSwitch />
+                <super::model_pick::ModelPick model />
                 <span class="connection" class:offline=move || !store.connected.get()>
                     {move || if store.connected.get() { "" } else { "Connecting…" }}
                 </span>

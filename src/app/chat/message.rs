@@ -160,6 +160,7 @@ fn AnswerFooter(message: Message) -> impl IntoView {
                 {usage.map(|u| view! { <span class="message-usage" data-testid="message-usage">{u}</span> })}
                 {message.context.map(|usage| view! { <ContextUsageBadge usage /> })}
                 {(!message.rules.is_empty()).then(|| view! { <RulesBadge sources=message.rules.clone() /> })}
+                {message.model.clone().map(|model| view! { <span class="context-usage" data-testid="message-model" title="The model that answered">{model}</span> })}
             </div>
         </div>
     }

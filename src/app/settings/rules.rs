@@ -114,7 +114,7 @@ fn RulesForm(
             </small>
             <div class="settings-actions">
                 <button type="submit" data-testid="settings-rules-save">"Save rules"</button>
-                <span class="settings-status" role="status">
+                <span class="settings-status" role="status" data-testid="settings-rules-status">
                     {move || failed().unwrap_or_else(|| {
                         if save.version().get() > 0 && !save.pending().get() { "Saved".to_owned() } else { String::new() }
                     })}

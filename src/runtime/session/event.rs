@@ -276,6 +276,11 @@ pub enum SessionEvent {
         message_id: String,
         sources: Vec<String>,
     },
+    /// The model that answers.
+    AnswerModel {
+        message_id: String,
+        model: String,
+    },
 }
 
 /// A file as the last answer found it and left it (the diff view).

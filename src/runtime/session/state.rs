@@ -62,6 +62,9 @@ pub struct Message {
     /// Where the rules the answer's request carried came from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<String>,
+    /// The model that answered (an answer's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 impl Message {
@@ -79,6 +82,7 @@ impl Message {
             context: None,
             context_summary: None,
             rules: Vec::new(),
+            model: None,
         }
     }
 
@@ -96,6 +100,7 @@ impl Message {
             context: None,
             context_summary: None,
             rules: Vec::new(),
+            model: None,
         }
     }
 
@@ -438,6 +443,9 @@ impl SessionState {
                 message_id,
                 sources,
             } => self.update_message(message_id, |m| m.rules.clone_from(sources)),
+            SessionEvent::AnswerModel { message_id, model } => {
+                self.update_message(message_id, |m| m.model = Some(model.clone()))
+            }
         }
     }
 

@@ -16,6 +16,10 @@ use crate::server::store::MessageRow;
 #[derive(Deserialize)]
 pub struct NewMessage {
     text: String,
+    /// The model to answer with (one of the provider's); the configured
+    /// one when left out.
+    #[serde(default)]
+    model: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -33,6 +37,9 @@ pub struct MessageJson {
     /// `streaming`, `complete`, `failed`, `interrupted` (stopped by the
     /// person, or cut off) or `undone` (a restore went back past it).
     pub status: &'static str,
+    /// The model that answered (answers only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 impl From<MessageRow> for MessageJson {
@@ -49,6 +56,7 @@ impl From<MessageRow> for MessageJson {
             role: row.role,
             text: row.text,
             status,
+            model: row.model,
         }
     }
 }
@@ -58,8 +66,8 @@ pub async fn send(
     Path(id): Path<String>,
     body: Result<Json<NewMessage>, JsonRejection>,
 ) -> Result<(StatusCode, Json<Sent>), V1Error> {
-    let Json(NewMessage { text }) = body?;
-    let sent = api::send(&state, &project_id(&id)?, text).await?;
+    let Json(NewMessage { text, model }) = body?;
+    let sent = api::send(&state, &project_id(&id)?, text, model).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Sent {

@@ -179,6 +179,17 @@ impl LlmService {
         self.ready(self.resolve()).await
     }
 
+    /// Like [`LlmService::resolve_for_chat`], with `model` (the person's
+    /// pick for a message, from the provider's list) instead of the
+    /// configured one when given.
+    pub async fn resolve_for_answer(&self, model: Option<&str>) -> Result<ResolvedLlm, LlmError> {
+        let mut llm = self.resolve();
+        if let Some(model) = model.map(str::trim).filter(|m| !m.is_empty()) {
+            model.clone_into(&mut llm.model);
+        }
+        self.ready(llm).await
+    }
+
     /// The models the settings panel offers for `provider` at `base_url`,
     /// both as typed and not yet saved (empty: unset), and why no key goes
     /// with them when one is held back: a URL chosen here receives only a

@@ -87,7 +87,8 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
     } = cx;
     let message_id = answer.message_id.clone();
     let mut saved = SavedAnswer::new(&message_id, None, "");
-    let resolved = match llm.resolve_for_chat().await {
+    let picked = project.conversation().model.clone();
+    let resolved = match llm.resolve_for_answer(picked.as_deref()).await {
         Ok(resolved) => resolved,
         Err(error) => {
             let status = MessageStatus::Failed {
@@ -96,7 +97,7 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
             return finish(&project, &message_id, saved, "", status);
         }
     };
-    saved.set_model(&resolved.model);
+    turn::record_model(&project, &mut saved, &message_id, &resolved.model);
     let settings = AgentSettings::from(&config);
     project.publish(SessionEvent::AgentStarted {
         message_id: message_id.clone(),

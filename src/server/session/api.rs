@@ -110,14 +110,20 @@ pub async fn feed(
 
 pub use super::conversation::Sent;
 
-/// The person's message and its answer (see [`conversation::send`]).
-pub async fn send(state: &AppState, project: &ProjectId, text: String) -> Result<Sent, ApiError> {
+/// The person's message and its answer (see [`conversation::send`]), by
+/// `model` when given, else the configured model.
+pub async fn send(
+    state: &AppState,
+    project: &ProjectId,
+    text: String,
+    model: Option<String>,
+) -> Result<Sent, ApiError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(ApiError::EmptyMessage);
     }
     let handle = open_project(state, project).await?;
-    let sent = conversation::send(state, &handle, text).await?;
+    let sent = conversation::send(state, &handle, text, model).await?;
     super::manage::name_after_message(state, &handle.id, text).await;
     Ok(sent)
 }

@@ -64,8 +64,10 @@ pub async fn send(
     state: &AppState,
     handle: &Arc<ProjectHandle>,
     text: &str,
+    model: Option<String>,
 ) -> Result<Sent, ApiError> {
     let cancel = claim(handle)?;
+    handle.conversation().model = model.filter(|m| !m.trim().is_empty());
     stop_fixing(handle);
     super::checkpoints::before_message(handle).await;
     drop_unfinished(handle);

@@ -48,6 +48,9 @@ pub struct Conversation {
     pub user_edits: BTreeMap<String, (Option<String>, String)>,
     /// What stands in for the older turns that no longer fit the window.
     pub summary: Option<super::summary::Summary>,
+    /// The model the person picked for their latest message (`None`: the
+    /// configured one); its fix attempts, Retry and Continue use it too.
+    pub model: Option<String>,
 }
 
 impl Conversation {

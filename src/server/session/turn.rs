@@ -53,14 +53,15 @@ pub async fn run(
     let publish = |event: SessionEvent| project.publish(event);
     let mut saved = SavedAnswer::new(&message_id, None, &earlier);
 
-    let llm_config = match llm.resolve_for_chat().await {
+    let picked = project.conversation().model.clone();
+    let llm_config = match llm.resolve_for_answer(picked.as_deref()).await {
         Ok(config) => config,
         Err(error) => {
             let end = (earlier.as_str(), parser, history);
             return finish_failed(&project, &message_id, &error, end, saved);
         }
     };
-    saved.set_model(&llm_config.model);
+    record_model(&project, &mut saved, &message_id, &llm_config.model);
     let mut ctx = prompt_context(&project, runtime_description).await;
     ctx.rules = include_rules(&project, &llm, &message_id).await;
     let (base_url, model) = (llm_config.base_url.clone(), llm_config.model.clone());
@@ -290,6 +291,20 @@ async fn prompt_context(project: &ProjectHandle, runtime: RuntimeDescription) ->
         tools: false,
         rules: String::new(),
     }
+}
+
+/// The model that answers `message_id`: stored with the answer and shown.
+pub fn record_model(
+    project: &ProjectHandle,
+    saved: &mut SavedAnswer,
+    message_id: &str,
+    model: &str,
+) {
+    saved.set_model(model);
+    project.publish(SessionEvent::AnswerModel {
+        message_id: message_id.to_owned(),
+        model: model.to_owned(),
+    });
 }
 
 /// The user's rules for the answer `message_id`, as the prompt's section;
