@@ -31,9 +31,11 @@ pub async fn send_message(
     project: ProjectId,
     text: String,
     #[server(default)] model: Option<String>,
+    #[server(default)] mode: Option<Mode>,
 ) -> Result<(), RivetError> {
+    let options = crate::server::session::api::SendOptions { model, mode };
     Ok(
-        crate::server::session::api::send(&state(), &project, text, model)
+        crate::server::session::api::send(&state(), &project, text, options)
             .await
             .map(drop)?,
     )

@@ -14,6 +14,7 @@ mod context;
 mod message;
 mod mode_switch;
 mod model_pick;
+mod plan;
 mod step_diff;
 
 use leptos::prelude::*;

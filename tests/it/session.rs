@@ -18,6 +18,7 @@ mod context;
 mod fix;
 mod nudge;
 mod page_error;
+mod plan;
 mod rules;
 mod slips;
 mod tool_format;

@@ -46,6 +46,7 @@ fn ActionRow(entry: ActionEntry) -> impl IntoView {
         ActionStatus::Complete => ("✓", "complete"),
         ActionStatus::Failed { .. } => ("✗", "failed"),
         ActionStatus::Aborted => ("⊘", "aborted"),
+        ActionStatus::Planned => ("◇", "planned"),
     };
     let (verb, subject) = describe(&entry);
     let file = entry

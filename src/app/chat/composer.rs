@@ -18,7 +18,7 @@ pub fn Composer() -> impl IntoView {
         let project = project.clone();
         move |text: &String| {
             let picked = Some(model.get_untracked()).filter(|m| !m.is_empty());
-            send_message(project.clone(), text.clone(), picked)
+            send_message(project.clone(), text.clone(), picked, None)
         }
     });
     let stop = Action::new(move |_: &()| stop_run(project.clone()));

@@ -137,6 +137,8 @@ fn AnswerFooter(message: Message) -> impl IntoView {
                 </p>
             </Show>
             <div class="message-actions">
+                {(message.plan && message.status == MessageStatus::Complete)
+                    .then(|| view! { <super::plan::BuildPlan /> })}
                 {can_continue
                     .then(|| {
                         view! {

@@ -57,10 +57,11 @@ pub fn ModeSwitch() -> impl IntoView {
             aria-label="Mode"
             data-testid="mode-switch"
             data-mode=move || format!("{:?}", current()).to_lowercase()
-            title="Build: one answer that writes the app. Agent: the model works step by step with tools, asking before it changes files or runs commands."
+            title="Build: one answer that writes the app. Agent: the model works step by step with tools, asking before it changes files or runs commands. Plan: discuss and plan; nothing runs until you build the plan."
         >
             {button(Mode::Build)}
             {button(Mode::Agent)}
+            {button(Mode::Plan)}
         </div>
     }
 }

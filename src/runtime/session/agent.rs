@@ -7,13 +7,15 @@ use serde::{Deserialize, Serialize};
 use crate::runtime::llm::TokenUsage;
 
 /// How the model works on the project: one answer with bolt actions
-/// (`build`), or a loop of tool calls (`agent`).
+/// (`build`), a loop of tool calls (`agent`), or a discussion whose answer
+/// runs nothing (`plan`).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     #[default]
     Build,
     Agent,
+    Plan,
 }
 
 impl Mode {
@@ -21,6 +23,7 @@ impl Mode {
         match self {
             Mode::Build => "Build",
             Mode::Agent => "Agent",
+            Mode::Plan => "Plan",
         }
     }
 }

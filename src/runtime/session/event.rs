@@ -45,8 +45,12 @@ pub enum ActionStatus {
     Pending,
     Running,
     Complete,
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
     Aborted,
+    /// Shown, never run: the answer was a plan (Plan mode).
+    Planned,
 }
 
 impl ActionStatus {

@@ -65,6 +65,9 @@ pub struct Message {
     /// The model that answered (an answer's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// An answer asked in Plan mode: its actions are shown, never run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plan: bool,
 }
 
 impl Message {
@@ -83,6 +86,7 @@ impl Message {
             context_summary: None,
             rules: Vec::new(),
             model: None,
+            plan: false,
         }
     }
 
@@ -101,6 +105,7 @@ impl Message {
             context_summary: None,
             rules: Vec::new(),
             model: None,
+            plan: false,
         }
     }
 

@@ -16,10 +16,11 @@ use crate::server::store::MessageRow;
 #[derive(Deserialize)]
 pub struct NewMessage {
     text: String,
-    /// The model to answer with (one of the provider's); the configured
-    /// one when left out.
-    #[serde(default)]
-    model: Option<String>,
+    /// `"model"` (one of the provider's; the configured one when left out)
+    /// and `"mode"` (`build`, `agent` or `plan`; the conversation's when
+    /// left out).
+    #[serde(flatten)]
+    options: api::SendOptions,
 }
 
 #[derive(Serialize)]
@@ -66,8 +67,8 @@ pub async fn send(
     Path(id): Path<String>,
     body: Result<Json<NewMessage>, JsonRejection>,
 ) -> Result<(StatusCode, Json<Sent>), V1Error> {
-    let Json(NewMessage { text, model }) = body?;
-    let sent = api::send(&state, &project_id(&id)?, text, model).await?;
+    let Json(NewMessage { text, options }) = body?;
+    let sent = api::send(&state, &project_id(&id)?, text, options).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Sent {

@@ -158,6 +158,7 @@ pub fn status_line(action: &ActionEntry) -> String {
         ActionStatus::Complete => "complete",
         ActionStatus::Failed { .. } => "failed",
         ActionStatus::Aborted => "aborted",
+        ActionStatus::Planned => "planned (not run)",
     };
     let command = || {
         action

@@ -96,6 +96,7 @@ pub async fn run(args: AskArgs, config: Config) -> anyhow::Result<ExitCode> {
         remind_format: false,
         tools: false,
         rules: String::new(),
+        plan: false,
     };
     let question = args.prompt.join(" ");
     let system = match fitted_system(&ctx, &question, service.context_window(&llm).await) {
@@ -305,6 +306,7 @@ mod tests {
             remind_format: false,
             tools: false,
             rules: String::new(),
+            plan: false,
         }
     }
 

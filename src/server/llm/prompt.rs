@@ -75,6 +75,8 @@ pub struct PromptContext {
     /// The user's rules, as a section of the prompt (`session::rules`);
     /// empty when there are none.
     pub rules: String,
+    /// Plan mode: the answer discusses and plans; nothing in it runs.
+    pub plan: bool,
 }
 
 /// Windows of this many tokens or fewer get the compact prompt.
@@ -239,7 +241,10 @@ pub fn system_prompt(ctx: &PromptContext) -> String {
     if ctx.tools {
         out.push_str(TOOLS_INSTEAD);
     }
-    if ctx.remind_format {
+    // A plan has no artifact to remind of.
+    if ctx.plan {
+        out.push_str(PLAN_MODE);
+    } else if ctx.remind_format {
         let _ = write!(
             out,
             "\n## Reminder: answer in the format\n\nYour recent answers put code in Markdown \
@@ -249,6 +254,12 @@ pub fn system_prompt(ctx: &PromptContext) -> String {
     }
     out
 }
+
+/// The end of the prompt in Plan mode: it overrides "give one artifact".
+pub const PLAN_MODE: &str = "\n## Plan mode: plan, do not build\n\nThe user wants to discuss and plan before anything is \
+built. For this answer, do not write an artifact, tags or whole files: nothing in this answer runs. Answer with what \
+you understood, the approach, the files you would create or change (one line each, with what goes in them), the \
+packages, and any question the user should decide. Keep it short. The user will then ask you to build the plan.\n";
 
 /// The end of the prompt when the request offers tools; a request that
 /// drops them (the provider refused tools) drops this too.
@@ -395,6 +406,7 @@ mod tests {
             remind_format: false,
             tools: false,
             rules: String::new(),
+            plan: false,
         }
     }
 
@@ -468,6 +480,19 @@ mod tests {
             let prompt = system_prompt(&ctx);
             let rules = prompt.find("Use tabs.").unwrap();
             assert!(rules < prompt.find("<projectFile").unwrap(), "{compact}");
+        }
+    }
+
+    #[test]
+    fn a_plan_is_asked_for_at_the_end_of_both_prompts() {
+        for compact in [false, true] {
+            let mut ctx = context(vec![file("package.json", "{}")], vec![], 1000);
+            ctx.compact = compact;
+            ctx.remind_format = true;
+            assert!(!system_prompt(&ctx).contains(PLAN_MODE));
+            ctx.plan = true;
+            let prompt = system_prompt(&ctx);
+            assert!(prompt.ends_with(PLAN_MODE), "{compact}");
         }
     }
 

@@ -110,19 +110,36 @@ pub async fn feed(
 
 pub use super::conversation::Sent;
 
-/// The person's message and its answer (see [`conversation::send`]), by
-/// `model` when given, else the configured model.
+/// What a message may choose beside its text: the model that answers (else
+/// the configured one) and the conversation's mode from this message on
+/// (else the mode it is in).
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SendOptions {
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub mode: Option<crate::runtime::session::Mode>,
+}
+
+/// The person's message and its answer (see [`conversation::send`]).
 pub async fn send(
     state: &AppState,
     project: &ProjectId,
     text: String,
-    model: Option<String>,
+    options: SendOptions,
 ) -> Result<Sent, ApiError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(ApiError::EmptyMessage);
     }
     let handle = open_project(state, project).await?;
+    if super::conversation::is_busy(&handle) {
+        return Err(ApiError::Busy);
+    }
+    if let Some(mode) = options.mode {
+        super::agent::set_mode(&handle, mode);
+    }
+    let model = options.model;
     let sent = conversation::send(state, &handle, text, model).await?;
     super::manage::name_after_message(state, &handle.id, text).await;
     Ok(sent)

@@ -72,7 +72,7 @@ pub async fn send(
     super::checkpoints::before_message(handle).await;
     drop_unfinished(handle);
     let (user_message_id, history) = record_user(handle, text, None);
-    let answer = turn::new_answer(handle, history, text);
+    let answer = turn::new_answer(handle, history, text, in_plan_mode(state, handle));
     let sent = Sent {
         user_message_id,
         assistant_message_id: answer.message_id.clone(),
@@ -131,7 +131,7 @@ pub async fn retry(
     drop_unfinished(handle);
     let mut history = handle.conversation().history.clone();
     history.push(ChatMessage::user(asked.clone()));
-    let answer = turn::new_answer(handle, history, &asked);
+    let answer = turn::new_answer(handle, history, &asked, in_plan_mode(state, handle));
     spawn(state, handle, answer, cancel);
     Ok(())
 }
@@ -149,12 +149,17 @@ pub async fn attempt(
         return None;
     }
     let (_, history) = record_user(&cx.project, text, Some(automatic));
-    let answer = turn::new_answer(&cx.project, history, text);
+    let answer = turn::new_answer(&cx.project, history, text, false);
     let answer_id = answer.message_id.clone();
     let (llm, project) = (Arc::clone(&cx.llm), Arc::clone(&cx.project));
     turn::run(project, llm, cx.description, answer, cancel.clone()).await;
     finish(&cx.project, &answer_id);
     (!cancel.is_cancelled()).then_some(answer_id)
+}
+
+/// Whether the conversation is in Plan mode: its answers run nothing.
+fn in_plan_mode(state: &AppState, handle: &ProjectHandle) -> bool {
+    agent::mode(handle, &state.config.agent) == Mode::Plan
 }
 
 /// Claims the slot for a new answer, with a token of its own.
@@ -227,6 +232,8 @@ fn spawn(state: &AppState, handle: &Arc<ProjectHandle>, answer: Answer, cancel: 
     // A continued answer (text so far) is always a Build answer.
     let agent_mode =
         agent::mode(&handle, &state.config.agent) == Mode::Agent && answer.text.is_empty();
+    // A plan changes nothing, so there is nothing for the fix loop to follow.
+    let plan = turn::is_plan(&handle, &answer.message_id);
     tokio::spawn(async move {
         // The prompt describes the runtime this project runs on.
         let description = super::runtime_choice::description(&state, &handle.id).await;
@@ -252,6 +259,9 @@ fn spawn(state: &AppState, handle: &Arc<ProjectHandle>, answer: Answer, cancel: 
         )
         .await;
         finish(&handle, &message_id);
+        if plan {
+            return;
+        }
         let fix = FixContext {
             project: Arc::clone(&handle),
             llm,

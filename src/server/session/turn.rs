@@ -64,12 +64,14 @@ pub async fn run(
     record_model(&project, &mut saved, &message_id, &llm_config.model);
     let mut ctx = prompt_context(&project, runtime_description).await;
     ctx.rules = include_rules(&project, &llm, &message_id).await;
+    ctx.plan = is_plan(&project, &message_id);
     let (base_url, model) = (llm_config.base_url.clone(), llm_config.model.clone());
     ctx.remind_format = llm.format_slips().needs_reminder(&base_url, &model);
     // The browser parses a WebContainer project's answer itself, and a
     // continued answer keeps to the text: tags for both.
     let mut tools = !in_browser
         && !continuing
+        && !ctx.plan
         && llm.format_slips().use_tools(
             llm.action_format(&llm_config.provider, &model),
             &base_url,
@@ -214,8 +216,26 @@ fn record_answer(project: &ProjectHandle, mut history: Vec<ChatMessage>, text: &
     project.conversation().history = history;
 }
 
-/// Starts a new assistant message answering `history`'s last user message.
-pub fn new_answer(project: &ProjectHandle, history: Vec<ChatMessage>, asked: &str) -> Answer {
+/// Whether `message_id` is an answer asked in Plan mode (its actions are
+/// shown, never run).
+pub fn is_plan(project: &ProjectHandle, message_id: &str) -> bool {
+    project.session.read(|s| {
+        s.messages
+            .iter()
+            .rev()
+            .find(|m| m.id == message_id)
+            .is_some_and(|m| m.plan)
+    })
+}
+
+/// Starts a new assistant message answering `history`'s last user message;
+/// with `plan`, an answer of Plan mode.
+pub fn new_answer(
+    project: &ProjectHandle,
+    history: Vec<ChatMessage>,
+    asked: &str,
+    plan: bool,
+) -> Answer {
     let message_id = {
         let mut conversation = project.conversation();
         let id = conversation.next_id();
@@ -229,9 +249,9 @@ pub fn new_answer(project: &ProjectHandle, history: Vec<ChatMessage>, asked: &st
         .clear();
     project.runner.begin_turn();
     SavedAnswer::new(&message_id, Some(asked.to_owned()), "").save(&project.session);
-    project.publish(SessionEvent::MessageAdded {
-        message: Message::assistant(message_id.clone()),
-    });
+    let mut message = Message::assistant(message_id.clone());
+    message.plan = plan;
+    project.publish(SessionEvent::MessageAdded { message });
     Answer {
         parser: Parser::new(message_id.clone()),
         message_id,
@@ -290,6 +310,7 @@ async fn prompt_context(project: &ProjectHandle, runtime: RuntimeDescription) ->
         remind_format: false,
         tools: false,
         rules: String::new(),
+        plan: false,
     }
 }
 

@@ -80,13 +80,28 @@ impl Stream<'_> {
 }
 
 /// The parser's events to the session and the runner: the state learns of
-/// an action before the runner reports on it.
+/// an action before the runner reports on it. A plan's actions go to the
+/// session only, marked planned as they open.
 pub fn forward(project: &ProjectHandle, message_id: &str, events: Vec<Event>) {
+    if events.is_empty() {
+        return;
+    }
+    let plan = super::is_plan(project, message_id);
     for event in events {
         project.publish(SessionEvent::Protocol {
             message_id: message_id.to_owned(),
             event: event.clone(),
         });
-        project.runner.observe(message_id, &event);
+        if !plan {
+            project.runner.observe(message_id, &event);
+        } else if let Event::ActionOpen { action_id, .. } = &event {
+            project.publish(SessionEvent::ActionStatus {
+                action: crate::runtime::session::ActionRef {
+                    message_id: message_id.to_owned(),
+                    action_id: action_id.clone(),
+                },
+                status: crate::runtime::session::ActionStatus::Planned,
+            });
+        }
     }
 }
