@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { newProject, queueFaults, send } from './helpers';
+import { newProject, queueFaults, send, TOKEN } from './helpers';
 
 test('an answer streams into the chat with its usage', async ({ page }) => {
   await newProject(page);
@@ -64,4 +64,28 @@ test('code blocks in an answer are highlighted once it is complete', async ({ pa
   expect(await jsx.locator('span[class^="mtk"]').count()).toBeGreaterThan(5);
   await expect(jsx).toContainText('export default function Counter()');
   await expect(answer.locator('code.language-sh')).toHaveAttribute('data-highlighted', 'true');
+});
+
+test('a spent budget refuses the message and raising it lets the next one through', async ({ page }) => {
+  const id = await newProject(page);
+  // A model on this machine costs nothing, so a budget of $0 is spent at once.
+  const changed = await page.request.patch(`/api/v1/projects/${id}`, {
+    headers: { authorization: `Bearer ${TOKEN}` },
+    data: { budget_usd: 0 },
+  });
+  expect(changed.status()).toBe(200);
+  await expect(page.getByTestId('project-spend')).toHaveText('$0.0000 of $0.0000 spent');
+  await send(page, 'hello there, on a budget');
+  await expect(page.getByTestId('composer-error')).toContainText('raise the budget');
+  await expect(page.getByTestId('message-user')).toHaveCount(0);
+  // The refused text is back in the box, not lost.
+  await expect(page.getByTestId('chat-input')).toHaveValue('hello there, on a budget');
+  await page.getByTestId('budget-input').fill('2');
+  await page.getByTestId('budget-raise').click();
+  await expect(page.getByTestId('composer-error')).toHaveCount(0);
+  await expect(page.getByTestId('project-spend')).toHaveText('$0.0000 of $2.00 spent');
+  await send(page, 'hello there, on a budget');
+  const answer = page.getByTestId('message-assistant').last();
+  await expect(answer).toHaveAttribute('data-status', 'complete');
+  await expect(answer.getByTestId('message-usage')).toContainText('$0.0000');
 });

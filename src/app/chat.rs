@@ -15,6 +15,7 @@ mod message;
 mod mode_switch;
 mod model_pick;
 mod plan;
+mod spend;
 mod step_diff;
 
 use leptos::prelude::*;

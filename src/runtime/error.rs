@@ -22,6 +22,8 @@ pub enum ErrorCode {
     Unavailable,
     /// Something broke on the server.
     Internal,
+    /// The project spent its budget: nothing was sent; raise the budget.
+    BudgetExceeded,
 }
 
 impl ErrorCode {
@@ -32,6 +34,7 @@ impl ErrorCode {
             ErrorCode::Invalid => "invalid",
             ErrorCode::Unavailable => "unavailable",
             ErrorCode::Internal => "internal",
+            ErrorCode::BudgetExceeded => "budget_exceeded",
         }
     }
 
@@ -43,6 +46,7 @@ impl ErrorCode {
             ErrorCode::Invalid => 400,
             ErrorCode::Unavailable => 503,
             ErrorCode::Internal => 500,
+            ErrorCode::BudgetExceeded => 402,
         }
     }
 }
@@ -65,6 +69,10 @@ impl RivetError {
     pub fn is_busy(&self) -> bool {
         self.code == ErrorCode::Busy
     }
+
+    pub fn is_budget_exceeded(&self) -> bool {
+        self.code == ErrorCode::BudgetExceeded
+    }
 }
 
 #[cfg(test)]
@@ -79,6 +87,7 @@ mod tests {
             ErrorCode::Invalid,
             ErrorCode::Unavailable,
             ErrorCode::Internal,
+            ErrorCode::BudgetExceeded,
         ]
         .iter()
         .map(|c| (c.as_str(), c.http_status()))
@@ -90,7 +99,8 @@ mod tests {
                 ("not_found", 404),
                 ("invalid", 400),
                 ("unavailable", 503),
-                ("internal", 500)
+                ("internal", 500),
+                ("budget_exceeded", 402)
             ]
         );
         let json = serde_json::to_value(RivetError::new(ErrorCode::NotFound, "x")).unwrap();

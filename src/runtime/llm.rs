@@ -64,6 +64,31 @@ impl std::ops::Add for TokenUsage {
     }
 }
 
+/// What a model costs, in dollars per million tokens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    pub input: f64,
+    pub output: f64,
+}
+
+impl Price {
+    /// The dollars `usage` cost at this price.
+    pub fn cost(&self, usage: &TokenUsage) -> f64 {
+        (f64::from(usage.prompt_tokens) * self.input
+            + f64::from(usage.completion_tokens) * self.output)
+            / 1_000_000.0
+    }
+}
+
+/// "$0.0123": dollars with enough digits to tell small answers apart.
+pub fn dollars(usd: f64) -> String {
+    if usd >= 1.0 {
+        format!("${usd:.2}")
+    } else {
+        format!("${usd:.4}")
+    }
+}
+
 /// Why the model stopped. `Length` after a finished answer means the token
 /// limit was still reached after the allowed continuations.
 ///

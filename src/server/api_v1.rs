@@ -47,7 +47,7 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/api/v1/projects/{id}",
             get(projects::get)
-                .patch(control::rename)
+                .patch(control::change)
                 .delete(control::delete),
         )
         .route("/api/v1/projects/{id}/events", get(control::events))

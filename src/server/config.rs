@@ -23,6 +23,38 @@ pub struct Config {
     pub agent: AgentConfig,
     pub fix: FixConfig,
     pub import: ImportConfig,
+    pub budget: BudgetConfig,
+}
+
+/// Spending limits (`[budget]`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetConfig {
+    /// Dollars a project may spend when it sets no budget of its own.
+    #[serde(deserialize_with = "optional_dollars")]
+    pub project_usd: Option<f64>,
+}
+
+/// An amount of dollars given as a number or a string ("" for none): the
+/// environment can only give strings.
+fn optional_dollars<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Given {
+        Number(f64),
+        Text(String),
+    }
+    let amount = match Given::deserialize(d)? {
+        Given::Number(n) => Some(n),
+        Given::Text(s) if s.trim().is_empty() => None,
+        Given::Text(s) => Some(s.trim().parse::<f64>().map_err(serde::de::Error::custom)?),
+    };
+    match amount {
+        Some(n) if !n.is_finite() || n < 0.0 => Err(serde::de::Error::custom(
+            "an amount of dollars must be zero or more",
+        )),
+        other => Ok(other),
+    }
 }
 
 /// Limits of every import (`[import]`), checked while it is written.
@@ -81,6 +113,21 @@ pub struct LlmConfig {
     pub local_servers: Vec<String>,
     /// How Build answers give their files and commands.
     pub format: ActionFormat,
+    /// Dollars per million input tokens; `None`: not configured.
+    #[serde(deserialize_with = "optional_dollars")]
+    pub price_input: Option<f64>,
+    #[serde(deserialize_with = "optional_dollars")]
+    pub price_output: Option<f64>,
+}
+
+impl LlmConfig {
+    /// The configured price, when both halves are set.
+    pub fn price(&self) -> Option<crate::runtime::llm::Price> {
+        Some(crate::runtime::llm::Price {
+            input: self.price_input?,
+            output: self.price_output?,
+        })
+    }
 }
 
 pub use crate::runtime::kind::RuntimeKind;

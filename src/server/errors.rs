@@ -21,7 +21,9 @@ pub fn api_code(error: &ApiError) -> ErrorCode {
         | ApiError::EmptyName
         | ApiError::NotContinuable(_)
         | ApiError::NotRetryable(_)
-        | ApiError::NotText(_) => ErrorCode::Invalid,
+        | ApiError::NotText(_)
+        | ApiError::InvalidBudget => ErrorCode::Invalid,
+        ApiError::BudgetExceeded { .. } => ErrorCode::BudgetExceeded,
         ApiError::Preview(PreviewError::AllInUse { .. } | PreviewError::NoAddress { .. }) => {
             ErrorCode::Unavailable
         }

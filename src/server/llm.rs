@@ -27,6 +27,7 @@ pub mod local_probe;
 pub mod mock;
 pub mod model_window;
 pub mod models_list;
+pub mod pricing;
 pub mod prompt;
 pub mod provider;
 pub mod secret;

@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod api;
 pub mod browser;
+pub mod budget;
 pub mod checkpoints;
 mod context;
 mod conversation;

@@ -13,6 +13,7 @@ mod runtime_choice;
 mod sandbox;
 mod serve;
 mod session;
+mod spend;
 mod support;
 mod templates;
 mod transfer;

@@ -13,6 +13,8 @@ pub fn Composer() -> impl IntoView {
     let draft = RwSignal::new(String::new());
     let error = RwSignal::new(None::<RivetError>);
     let model = RwSignal::new(String::new());
+    // The text of the last send, given back to the box if it is refused.
+    let last_sent = StoredValue::new(String::new());
 
     let send = Action::new({
         let project = project.clone();
@@ -26,7 +28,16 @@ pub fn Composer() -> impl IntoView {
         let result = send.value().get().or(stop.value().get());
         error.set(result.and_then(Result::err));
     });
+    Effect::new(move |_| {
+        let refused = send.value().with(|r| matches!(r, Some(Err(_))));
+        if refused && draft.get_untracked().is_empty() {
+            draft.set(last_sent.get_value());
+        }
+    });
     let busy = move || error.with(|e| e.as_ref().is_some_and(RivetError::is_busy));
+    let over_budget =
+        move || error.with(|e| e.as_ref().is_some_and(RivetError::is_budget_exceeded));
+    let on_raised = Callback::new(move |()| error.set(None));
 
     let submit = move || {
         let text = draft.get_untracked().trim().to_owned();
@@ -34,6 +45,7 @@ pub fn Composer() -> impl IntoView {
             return;
         }
         draft.set(String::new());
+        last_sent.set_value(text.clone());
         send.dispatch(text);
     };
 
@@ -61,6 +73,9 @@ pub fn Composer() -> impl IntoView {
                             error.with(|e| e.as_ref().map(ToString::to_string).unwrap_or_default())
                         }
                     }}
+                    <Show when=over_budget>
+                        <super::spend::BudgetRaise on_raised />
+                    </Show>
                 </p>
             </Show>
             <textarea
@@ -85,6 +100,7 @@ pub fn Composer() -> impl IntoView {
                     {move || if store.connected.get() { "" } else { "Connecting…" }}
                 </span>
                 <super::auto_fix::ProjectAutoFix />
+                <super::spend::SpendLine />
                 <button
                     type="button"
                     data-testid="chat-stop"

@@ -104,9 +104,13 @@ fn AnswerFooter(message: Message) -> impl IntoView {
         move |_: &()| retry_answer(project.clone(), id.clone())
     });
     let resume = Action::new(move |_: &()| continue_answer(project.clone(), id.clone()));
+    let cost = message
+        .cost_usd
+        .map(|usd| format!(" · {}", crate::runtime::llm::dollars(usd)))
+        .unwrap_or_default();
     let usage = message.usage.map(|u| {
         format!(
-            "{} tokens ({} prompt, {} answer)",
+            "{} tokens ({} prompt, {} answer){cost}",
             u.total_tokens, u.prompt_tokens, u.completion_tokens
         )
     });

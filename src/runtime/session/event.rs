@@ -285,6 +285,17 @@ pub enum SessionEvent {
         message_id: String,
         model: String,
     },
+    /// What the answer has cost so far, in dollars (its model's price is
+    /// known).
+    Cost {
+        message_id: String,
+        cost_usd: f64,
+    },
+    /// The project's own budget in dollars; `None`: the server's default
+    /// (`[budget] project_usd`).
+    BudgetSet {
+        budget_usd: Option<f64>,
+    },
 }
 
 /// A file as the last answer found it and left it (the diff view).

@@ -68,6 +68,9 @@ pub struct Message {
     /// An answer asked in Plan mode: its actions are shown, never run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub plan: bool,
+    /// What the answer cost in dollars, when its model's price is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 impl Message {
@@ -87,6 +90,7 @@ impl Message {
             rules: Vec::new(),
             model: None,
             plan: false,
+            cost_usd: None,
         }
     }
 
@@ -106,6 +110,7 @@ impl Message {
             rules: Vec::new(),
             model: None,
             plan: false,
+            cost_usd: None,
         }
     }
 
@@ -172,6 +177,9 @@ pub struct SessionState {
     /// global setting says.
     #[serde(default)]
     pub auto_fix: Option<bool>,
+    /// The project's own budget in dollars; `None`: the server's default.
+    #[serde(default)]
+    pub budget_usd: Option<f64>,
 }
 
 /// What an event changed, so a renderer can update only that.
@@ -195,6 +203,11 @@ pub enum Touched {
 }
 
 impl SessionState {
+    /// Dollars the project's answers cost, those of unknown price aside.
+    pub fn spent_usd(&self) -> f64 {
+        self.messages.iter().filter_map(|m| m.cost_usd).sum()
+    }
+
     pub fn message(&self, id: &str) -> Option<&Message> {
         self.messages.iter().rev().find(|m| m.id == id)
     }
@@ -450,6 +463,14 @@ impl SessionState {
             } => self.update_message(message_id, |m| m.rules.clone_from(sources)),
             SessionEvent::AnswerModel { message_id, model } => {
                 self.update_message(message_id, |m| m.model = Some(model.clone()))
+            }
+            SessionEvent::Cost {
+                message_id,
+                cost_usd,
+            } => self.update_message(message_id, |m| m.cost_usd = Some(*cost_usd)),
+            SessionEvent::BudgetSet { budget_usd } => {
+                self.budget_usd = *budget_usd;
+                Touched::Messages
             }
         }
     }

@@ -21,9 +21,28 @@ pub struct EventsQuery {
     after: Option<u64>,
 }
 
+/// `PATCH /api/v1/projects/{id}`: a new name, a budget (`null`: the
+/// server's default), or both.
 #[derive(Deserialize)]
-pub struct Rename {
-    name: String,
+pub struct Change {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "given")]
+    budget_usd: Option<Option<f64>>,
+}
+
+/// A field that is there, `null` or not: `Some`; left out: `None`.
+fn given<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<f64>>, D::Error> {
+    Option::<f64>::deserialize(d).map(Some)
+}
+
+/// The project after a change: its listing, what it spent and its budget.
+#[derive(serde::Serialize)]
+pub struct Changed {
+    #[serde(flatten)]
+    listing: ProjectListing,
+    #[serde(flatten)]
+    spend: crate::server::session::budget::Spend,
 }
 
 /// One JSON event per line, for as long as the client reads: a snapshot
@@ -66,14 +85,22 @@ pub async fn stop(
     Ok(StatusCode::NO_CONTENT)
 }
 
-pub async fn rename(
+pub async fn change(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    body: Result<Json<Rename>, JsonRejection>,
-) -> Result<Json<ProjectListing>, V1Error> {
-    let Json(Rename { name }) = body?;
+    body: Result<Json<Change>, JsonRejection>,
+) -> Result<Json<Changed>, V1Error> {
+    let Json(Change { name, budget_usd }) = body?;
     let id = project_id(&id)?;
-    Ok(Json(manage::rename(&state, &id, &name).await?))
+    let listing = match name {
+        Some(name) => manage::rename(&state, &id, &name).await?,
+        None => manage::listing(&state, &id).await?,
+    };
+    let spend = match budget_usd {
+        Some(budget_usd) => crate::server::session::budget::set(&state, &id, budget_usd).await?,
+        None => crate::server::session::budget::of(&state, &id).await?,
+    };
+    Ok(Json(Changed { listing, spend }))
 }
 
 pub async fn delete(

@@ -65,6 +65,8 @@ impl From<ApiError> for V1Error {
             ApiError::NotText(_) => "not_text",
             ApiError::Preview(_) => "preview",
             ApiError::Settings(_) => "settings",
+            ApiError::BudgetExceeded { .. } => "budget_exceeded",
+            ApiError::InvalidBudget => "invalid_budget",
             ApiError::Approval(AgentApprovalError::NotFound(_)) => "step_not_found",
             ApiError::Approval(AgentApprovalError::NotWaiting { .. }) => "step_not_waiting",
         };

@@ -41,6 +41,16 @@ pub struct MessageJson {
     /// The model that answered (answers only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The answer's tokens and, when its model's price is known, its cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<UsageJson>,
+}
+
+#[derive(Serialize, Debug, PartialEq)]
+pub struct UsageJson {
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    pub cost_usd: Option<f64>,
 }
 
 impl From<MessageRow> for MessageJson {
@@ -58,6 +68,11 @@ impl From<MessageRow> for MessageJson {
             text: row.text,
             status,
             model: row.model,
+            usage: row.usage.map(|usage| UsageJson {
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+                cost_usd: row.cost_usd,
+            }),
         }
     }
 }

@@ -4,6 +4,9 @@
 //! (Groq and others), `max_model_len` (vLLM), `max_context_length`, and
 //! `top_provider.context_length` (OpenRouter's per-provider figure).
 //!
+//! The same answer may give the model's price (OpenRouter's `pricing`, in
+//! dollars per token), read by [`reported_price`].
+//!
 //! The figure is asked for once per (base URL, model) and kept; the request
 //! has a short timeout, so an answer never waits long for it. A failed
 //! request is logged and asked again after a while; a model the answer does
@@ -45,6 +48,37 @@ pub fn reported(list: &Value, model: &str) -> Option<u32> {
         .find(|&n| n > 0)
 }
 
+/// The price `/v1/models`' answer `list` gives for `model`: OpenRouter's
+/// `pricing.prompt` and `pricing.completion`, dollars per token (as strings
+/// or numbers), made dollars per million tokens.
+pub fn reported_price(list: &Value, model: &str) -> Option<crate::runtime::llm::Price> {
+    let entry = list
+        .get("data")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|m| m.get("id").and_then(Value::as_str) == Some(model))?;
+    let per_token = |field: &str| -> Option<f64> {
+        let value = entry.pointer(field)?;
+        let n = match value {
+            Value::Number(n) => n.as_f64()?,
+            Value::String(s) => s.trim().parse().ok()?,
+            _ => return None,
+        };
+        (n.is_finite() && n >= 0.0).then_some(n * 1_000_000.0)
+    };
+    Some(crate::runtime::llm::Price {
+        input: per_token("/pricing/prompt")?,
+        output: per_token("/pricing/completion")?,
+    })
+}
+
+/// What the model list says of one model.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Facts {
+    pub window: Option<u32>,
+    pub price: Option<crate::runtime::llm::Price>,
+}
+
 /// A positive whole number, written as a number or as a string.
 fn number(value: &Value) -> Option<u32> {
     let n = match value {
@@ -57,8 +91,8 @@ fn number(value: &Value) -> Option<u32> {
 
 #[derive(Clone, Copy, Debug)]
 enum Known {
-    /// The answer came: the figure, or `None` when it gives none.
-    Answered(Option<u32>),
+    /// The answer came: what it says of the model.
+    Answered(Facts),
     /// The request failed at this time.
     Failed(Instant),
 }
@@ -73,17 +107,25 @@ impl ModelWindows {
     /// The window `/v1/models` reports for `llm`'s model, asked for when
     /// not known yet.
     pub async fn get(&self, http: &reqwest::Client, llm: &ResolvedLlm) -> Option<u32> {
+        self.facts(http, llm).await.window
+    }
+
+    /// What `/v1/models` says of `llm`'s model, asked for when not known yet.
+    pub async fn facts(&self, http: &reqwest::Client, llm: &ResolvedLlm) -> Facts {
         if llm.base_url.is_empty() || llm.model.is_empty() {
-            return None;
+            return Facts::default();
         }
         let key = (llm.base_url.clone(), llm.model.clone());
         match self.cached(&key) {
-            Some(Known::Answered(figure)) => return figure,
-            Some(Known::Failed(at)) if at.elapsed() < RETRY_AFTER => return None,
+            Some(Known::Answered(facts)) => return facts,
+            Some(Known::Failed(at)) if at.elapsed() < RETRY_AFTER => return Facts::default(),
             _ => {}
         }
         let known = match fetch(http, llm).await {
-            Ok(list) => Known::Answered(reported(&list, &llm.model)),
+            Ok(list) => Known::Answered(Facts {
+                window: reported(&list, &llm.model),
+                price: reported_price(&list, &llm.model),
+            }),
             Err(e) => {
                 tracing::info!(
                     "{}: no context window from /models ({e}); using the configured one",
@@ -94,8 +136,8 @@ impl ModelWindows {
         };
         self.lock().insert(key, known);
         match known {
-            Known::Answered(figure) => figure,
-            Known::Failed(_) => None,
+            Known::Answered(facts) => facts,
+            Known::Failed(_) => Facts::default(),
         }
     }
 
@@ -148,6 +190,23 @@ mod tests {
         }
         let nested = list(json!({"id": "m", "top_provider": {"context_length": 8192.0}}));
         assert_eq!(reported(&nested, "m"), Some(8192));
+    }
+
+    #[test]
+    fn openrouters_price_per_token_is_read_as_dollars_per_million() {
+        let answer =
+            list(json!({"id": "m", "pricing": {"prompt": "0.000003", "completion": 0.000015}}));
+        let price = reported_price(&answer, "m").unwrap();
+        assert!((price.input - 3.0).abs() < 1e-9, "{price:?}");
+        assert!((price.output - 15.0).abs() < 1e-9, "{price:?}");
+        for pricing in [
+            json!({"prompt": "x", "completion": "1"}),
+            json!({"prompt": "-1", "completion": "1"}),
+            json!({}),
+        ] {
+            let answer = list(json!({"id": "m", "pricing": pricing}));
+            assert_eq!(reported_price(&answer, "m"), None, "{pricing}");
+        }
     }
 
     #[test]

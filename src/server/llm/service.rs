@@ -97,6 +97,22 @@ impl LlmService {
         super::budget::fit::Window::new(context, llm.max_tokens)
     }
 
+    /// A project's budget in dollars when it sets none (`[budget]
+    /// project_usd`): the answers' spending limit.
+    pub fn default_budget(&self) -> Option<f64> {
+        self.config.budget.project_usd
+    }
+
+    /// What `llm`'s model costs (`pricing`): `None` when unknown.
+    pub async fn price(&self, llm: &ResolvedLlm) -> Option<crate::runtime::llm::Price> {
+        let reported = self.windows.facts(&self.http, llm).await.price;
+        super::pricing::choose(
+            self.config.llm.price(),
+            reported,
+            (&llm.provider, &llm.base_url, &llm.model),
+        )
+    }
+
     /// Every layer, highest first.
     fn layers(&self, command_line: Layer) -> Result<[Layer; 5], SettingsFileError> {
         Ok(self.layers_with(&self.settings_file.load()?, command_line))

@@ -108,6 +108,7 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
     project.agent.keep_tools(Arc::clone(&tools)).await;
     let window = llm.context_window(&resolved).await;
     let rules = turn::include_rules(&project, &llm, &message_id).await;
+    let price = llm.price(&resolved).await;
     let model = Tracked {
         inner: LlmModel {
             llm: resolved,
@@ -118,6 +119,7 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
         project: Arc::clone(&project),
         message_id: message_id.clone(),
         seen: Mutex::default(),
+        price,
     };
     let approver = board::SessionApprover {
         board: Arc::clone(&board),
@@ -163,6 +165,9 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
     history.push(ChatMessage::assistant(said));
     project.conversation().history = history;
     saved.usage(outcome.usage);
+    if let Some(price) = price {
+        saved.cost(price.cost(&outcome.usage));
+    }
     finish(&project, &message_id, saved, &text, status);
 }
 
@@ -242,6 +247,8 @@ struct Tracked {
     project: Arc<ProjectHandle>,
     message_id: String,
     seen: Mutex<Seen>,
+    /// The model's price, when known: the run's cost follows its usage.
+    price: Option<crate::runtime::llm::Price>,
 }
 
 #[derive(Default)]
@@ -284,6 +291,12 @@ impl Model for Tracked {
             steps_used,
             usage,
         });
+        if let Some(price) = self.price {
+            self.project.publish(SessionEvent::Cost {
+                message_id: self.message_id.clone(),
+                cost_usd: price.cost(&usage),
+            });
+        }
         result
     }
 }

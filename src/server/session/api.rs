@@ -51,6 +51,14 @@ pub enum ApiError {
     EmptyName,
     #[error(transparent)]
     Settings(#[from] crate::server::llm::settings_file::SettingsFileError),
+    #[error(
+        "the project has spent {} of its budget of {}: raise the budget to go on",
+        crate::runtime::llm::dollars(*spent),
+        crate::runtime::llm::dollars(*budget)
+    )]
+    BudgetExceeded { spent: f64, budget: f64 },
+    #[error("a budget is an amount of dollars, zero or more")]
+    InvalidBudget,
 }
 
 /// The handle of a project that exists. Every operation below starts here;

@@ -66,6 +66,7 @@ pub async fn send(
     text: &str,
     model: Option<String>,
 ) -> Result<Sent, ApiError> {
+    super::budget::check(handle, state.llm.default_budget())?;
     let cancel = claim(handle)?;
     handle.conversation().model = model.filter(|m| !m.trim().is_empty());
     stop_fixing(handle);
@@ -87,6 +88,7 @@ pub fn continue_answer(
     handle: &Arc<ProjectHandle>,
     message_id: &str,
 ) -> Result<(), ApiError> {
+    super::budget::check(handle, state.llm.default_budget())?;
     let cancel = claim(handle)?;
     let unfinished = {
         let mut conversation = handle.conversation();
@@ -126,6 +128,7 @@ pub async fn retry(
     let Some(asked) = asked else {
         return Err(ApiError::NotRetryable(message_id.to_owned()));
     };
+    super::budget::check(handle, state.llm.default_budget())?;
     let cancel = claim(handle)?;
     super::checkpoints::before_message(handle).await;
     drop_unfinished(handle);
@@ -146,6 +149,16 @@ pub async fn attempt(
     automatic: FixAttempt,
 ) -> Option<String> {
     if cancel.is_cancelled() || claim_with(&cx.project, cancel).is_err() {
+        return None;
+    }
+    // Past the budget the loop stops, saying why.
+    if let Err(spent) = super::budget::check(&cx.project, cx.llm.default_budget()) {
+        release(&cx.project);
+        cx.project.runner.alert(
+            "Automatic fixes stopped".to_owned(),
+            spent.to_string(),
+            None,
+        );
         return None;
     }
     let (_, history) = record_user(&cx.project, text, Some(automatic));
@@ -212,6 +225,7 @@ fn record_user(
             asked: None,
             model: None,
             usage: None,
+            cost_usd: None,
             finish_reason: None,
             status: MessageStatus::Complete,
         });

@@ -170,6 +170,7 @@ fn empty_answer(id: &str) -> MessageRow {
         asked: None,
         model: None,
         usage: None,
+        cost_usd: None,
         finish_reason: None,
         status: MessageStatus::Streaming,
     }
@@ -193,6 +194,7 @@ mod tests {
             asked: asked.map(str::to_owned),
             model: None,
             usage: None,
+            cost_usd: None,
             finish_reason: None,
             status,
         }

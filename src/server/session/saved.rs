@@ -22,6 +22,7 @@ impl SavedAnswer {
                 asked,
                 model: None,
                 usage: None,
+                cost_usd: None,
                 finish_reason: None,
                 status: MessageStatus::Streaming,
             },
@@ -46,6 +47,10 @@ impl SavedAnswer {
 
     pub fn usage(&mut self, usage: TokenUsage) {
         self.row.usage = Some(usage);
+    }
+
+    pub fn cost(&mut self, cost_usd: f64) {
+        self.row.cost_usd = Some(cost_usd);
     }
 
     /// The final row; queued before the end is published, so it is stored

@@ -86,6 +86,7 @@ pub async fn run(
         message_id: &message_id,
     };
     let fitted = super::context::fit(&project, ask, ctx, &cancel).await;
+    let price = llm.price(&llm_config).await;
     let mut system = fitted.system;
     let mut stream = Stream {
         project: &project,
@@ -94,6 +95,7 @@ pub async fn run(
         saved: &mut saved,
         in_browser,
         given: Vec::new(),
+        price,
     };
     let outcome = loop {
         let mut request = ChatRequest::new(system.clone(), fitted.messages.clone());

@@ -259,6 +259,7 @@ mod tests {
             asked: Some("hi".into()),
             model: None,
             usage: None,
+            cost_usd: None,
             finish_reason: None,
             status: status.clone(),
         };

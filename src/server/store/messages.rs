@@ -16,6 +16,9 @@ pub struct MessageRow {
     pub asked: Option<String>,
     pub model: Option<String>,
     pub usage: Option<TokenUsage>,
+    /// What the answer cost in dollars, when its model's price was known
+    /// (kept beside the counts in the `usage` column).
+    pub cost_usd: Option<f64>,
     pub finish_reason: Option<FinishReason>,
     pub status: MessageStatus,
 }
@@ -137,10 +140,28 @@ fn message_from(row: &sqlx::sqlite::SqliteRow) -> MessageRow {
         text: row.get("text"),
         asked: row.get("asked"),
         model: row.get("model"),
-        usage: usage.and_then(|json| serde_json::from_str(&json).ok()),
+        usage: usage
+            .as_deref()
+            .and_then(|json| serde_json::from_str(json).ok()),
+        cost_usd: usage.as_deref().and_then(cost_from),
         finish_reason: finish_reason_from(row.get("finish_reason")),
         status: status_from(&status, row.get("status_detail")),
     }
+}
+
+/// The cost kept in a `usage` column's JSON, if any.
+fn cost_from(json: &str) -> Option<f64> {
+    let value: serde_json::Value = serde_json::from_str(json).ok()?;
+    value.get("cost_usd")?.as_f64()
+}
+
+/// The `usage` column: the counts, and the cost when known.
+fn usage_json(message: &MessageRow) -> Option<String> {
+    let mut value = serde_json::to_value(message.usage?).ok()?;
+    if let (Some(cost), Some(object)) = (message.cost_usd, value.as_object_mut()) {
+        object.insert("cost_usd".to_owned(), serde_json::json!(cost));
+    }
+    Some(value.to_string())
 }
 
 pub(super) async fn upsert(
@@ -149,10 +170,7 @@ pub(super) async fn upsert(
     message: &MessageRow,
 ) -> Result<(), StoreError> {
     let (status, detail) = status_columns(&message.status);
-    let usage = message
-        .usage
-        .as_ref()
-        .map(|usage| serde_json::to_string(usage).unwrap_or_default());
+    let usage = usage_json(message);
     let finish_reason = message.finish_reason.and_then(finish_reason_text);
     sqlx::query(
         "INSERT INTO messages (project, id, position, role, text, asked, model, usage, \

@@ -37,6 +37,8 @@ fn answer(id: &str, text: &str, status: MessageStatus) -> MessageRow {
             completion_tokens: 2,
             total_tokens: 3,
         }),
+        // Kept beside the counts, and read back.
+        cost_usd: Some(0.25),
         finish_reason: None,
         status,
     }
@@ -147,6 +149,7 @@ async fn a_message_row_is_updated_in_place_and_keeps_what_it_answers() {
         asked: None,
         model: None,
         usage: None,
+        cost_usd: None,
         finish_reason: None,
         status: MessageStatus::Complete,
     };

@@ -47,6 +47,8 @@ pub struct ExportedMessage {
     pub model: Option<String>,
     #[serde(default)]
     pub usage: Option<TokenUsage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     #[serde(default)]
     pub finish_reason: Option<FinishReason>,
     pub status: MessageStatus,
@@ -101,6 +103,7 @@ impl From<MessageRow> for ExportedMessage {
             asked: row.asked,
             model: row.model,
             usage: row.usage,
+            cost_usd: row.cost_usd,
             finish_reason: row.finish_reason,
             status: row.status,
         }
@@ -116,6 +119,7 @@ impl From<ExportedMessage> for MessageRow {
             asked: message.asked,
             model: message.model,
             usage: message.usage,
+            cost_usd: message.cost_usd,
             finish_reason: message.finish_reason,
             status: message.status,
         }

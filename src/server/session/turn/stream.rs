@@ -18,6 +18,8 @@ pub struct Stream<'a> {
     pub in_browser: bool,
     /// The actions the model gave as tool calls, in order.
     pub given: Vec<GivenAction>,
+    /// The model's price, when known: each usage is costed.
+    pub price: Option<crate::runtime::llm::Price>,
 }
 
 impl Stream<'_> {
@@ -46,6 +48,14 @@ impl Stream<'_> {
                     message_id: self.message_id.to_owned(),
                     usage,
                 });
+                if let Some(price) = self.price {
+                    let cost_usd = price.cost(&usage);
+                    self.saved.cost(cost_usd);
+                    self.publish(SessionEvent::Cost {
+                        message_id: self.message_id.to_owned(),
+                        cost_usd,
+                    });
+                }
             }
             LlmEvent::Continuing { attempt } => self.notice(format!(
                 "The answer reached the model's length limit; asking it to continue ({attempt} of 2)."

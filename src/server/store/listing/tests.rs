@@ -24,6 +24,7 @@ fn user(id: &str, text: &str) -> MessageRow {
         asked: None,
         model: None,
         usage: None,
+        cost_usd: None,
         finish_reason: None,
         status: MessageStatus::Complete,
     }
