@@ -4,6 +4,7 @@ use leptos::prelude::*;
 
 use crate::app::api::{RivetError, send_message, stop_run};
 use crate::app::context::CurrentProject;
+use crate::app::lazy::lazy_view;
 use crate::app::session::SessionStore;
 
 #[component]
@@ -74,7 +75,7 @@ pub fn Composer() -> impl IntoView {
                         }
                     }}
                     <Show when=over_budget>
-                        <super::spend::BudgetRaise on_raised />
+                        {lazy_view(move || super::spend::budget_raise_lazy(on_raised))}
                     </Show>
                 </p>
             </Show>
@@ -95,7 +96,7 @@ pub fn Composer() -> impl IntoView {
             ></textarea>
             <div class="composer-actions">
                 <super::mode_switch::ModeSwitch />
-                <super::model_pick::ModelPick model />
+                {lazy_view(move || super::model_pick::model_pick_lazy(model))}
                 <span class="connection" class:offline=move || !store.connected.get()>
                     {move || if store.connected.get() { "" } else { "Connecting…" }}
                 </span>

@@ -39,6 +39,13 @@ pub fn SpendLine() -> impl IntoView {
     }
 }
 
+/// The raise, out of the first load (a chunk of its own with `cargo leptos
+/// build --split`): it shows only after a refusal.
+#[leptos::lazy]
+pub fn budget_raise_lazy(on_raised: Callback<()>) -> AnyView {
+    view! { <BudgetRaise on_raised /> }.into_any()
+}
+
 /// Under a refusal for the budget: a new budget, then the message can be
 /// sent again.
 #[component]
