@@ -7,14 +7,21 @@ use crate::runtime::session::AgentRun;
 /// An agent run's footer, out of the first load (a chunk of its own with
 /// `cargo leptos build --split`).
 #[leptos::lazy]
-pub fn agent_run_footer_lazy(run: AgentRun) -> AnyView {
-    view! { <AgentRunFooter run /> }.into_any()
+pub fn agent_run_footer_lazy(run: AgentRun, cost_usd: Option<f64>) -> AnyView {
+    view! { <AgentRunFooter run cost_usd /> }.into_any()
 }
 
 #[component]
-pub fn AgentRunFooter(run: AgentRun) -> impl IntoView {
+pub fn AgentRunFooter(
+    run: AgentRun,
+    /// What the run's requests cost so far, when the model's price is known.
+    cost_usd: Option<f64>,
+) -> impl IntoView {
+    let cost = cost_usd
+        .map(|usd| format!(" · {}", crate::runtime::llm::dollars(usd)))
+        .unwrap_or_default();
     let usage = format!(
-        "Agent: step {} of {} · {} tokens ({} prompt, {} answer)",
+        "Agent: step {} of {} · {} tokens ({} prompt, {} answer){cost}",
         run.steps_used,
         run.max_steps,
         run.usage.total_tokens,

@@ -84,12 +84,13 @@ fn AnswerBody(message: Message) -> impl IntoView {
         })
         .collect_view();
     let run = message.agent.clone();
+    let cost_usd = message.cost_usd;
     let summary = message.context_summary.as_ref().map(|s| s.text.clone());
     view! {
         {summary.map(|text| view! { <ContextSummaryBlock text /> })}
         {parts}
         {run.map(|run| {
-            lazy_view(move || agent_run_footer_lazy(run))
+            lazy_view(move || agent_run_footer_lazy(run, cost_usd))
         })}
         <AnswerFooter message />
     }
