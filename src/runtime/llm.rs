@@ -82,6 +82,8 @@ impl Price {
 
 /// "$0.0123": dollars with enough digits to tell small answers apart.
 pub fn dollars(usd: f64) -> String {
+    // -0.0 reads as 0.
+    let usd = if usd == 0.0 { 0.0 } else { usd };
     if usd >= 1.0 {
         format!("${usd:.2}")
     } else {

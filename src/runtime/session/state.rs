@@ -205,7 +205,11 @@ pub enum Touched {
 impl SessionState {
     /// Dollars the project's answers cost, those of unknown price aside.
     pub fn spent_usd(&self) -> f64 {
-        self.messages.iter().filter_map(|m| m.cost_usd).sum()
+        // A fold from 0.0: an empty `sum` of floats is -0.0.
+        self.messages
+            .iter()
+            .filter_map(|m| m.cost_usd)
+            .fold(0.0, |spent, cost| spent + cost)
     }
 
     pub fn message(&self, id: &str) -> Option<&Message> {

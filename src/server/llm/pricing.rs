@@ -128,5 +128,8 @@ mod tests {
         assert!((price.cost(&usage) - 0.0135).abs() < 1e-12);
         assert_eq!(crate::runtime::llm::dollars(0.0135), "$0.0135");
         assert_eq!(crate::runtime::llm::dollars(12.5), "$12.50");
+        assert_eq!(crate::runtime::llm::dollars(-0.0), "$0.0000");
+        let none = crate::runtime::session::SessionState::default().spent_usd();
+        assert!(none == 0.0 && none.is_sign_positive(), "{none}");
     }
 }
