@@ -48,8 +48,10 @@ pub async fn run(
         history,
     } = answer;
     let continuing = !earlier.is_empty();
-    // A WebContainer project's browser parses and runs the answer itself.
-    let in_browser = runtime_description == RuntimeDescription::Webcontainer;
+    // A WebContainer project's browser parses and runs the answer itself;
+    // a plan runs nothing, so the server parses it, for the session only.
+    let plan = is_plan(&project, &message_id);
+    let in_browser = runtime_description == RuntimeDescription::Webcontainer && !plan;
     let publish = |event: SessionEvent| project.publish(event);
     let mut saved = SavedAnswer::new(&message_id, None, &earlier);
 
@@ -64,7 +66,7 @@ pub async fn run(
     record_model(&project, &mut saved, &message_id, &llm_config.model);
     let mut ctx = prompt_context(&project, runtime_description).await;
     ctx.rules = include_rules(&project, &llm, &message_id).await;
-    ctx.plan = is_plan(&project, &message_id);
+    ctx.plan = plan;
     let (base_url, model) = (llm_config.base_url.clone(), llm_config.model.clone());
     ctx.remind_format = llm.format_slips().needs_reminder(&base_url, &model);
     // The browser parses a WebContainer project's answer itself, and a
