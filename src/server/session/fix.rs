@@ -376,9 +376,20 @@ fn failures_after(state: &SessionState, since: u64) -> Vec<BuildResult> {
 /// dev server was first seen ready (`ready`; its page reports errors once
 /// the preview loads it), whichever is later. A dev server that becomes
 /// ready while the loop watches (a WebContainer reports its preview after
-/// the actions) extends the watch.
-fn watch_until(config: &FixConfig, done: Instant, ready: Option<Instant>) -> Instant {
-    let settle = done + Duration::from_millis(config.settle_ms);
+/// the actions) extends the watch. While a dev server was started
+/// (`starting`) but none is ready yet, it gets `page_error_ms` from `done`
+/// to become ready: a WebContainer's tab reports its actions and its
+/// preview a while after the answer ends.
+fn watch_until(
+    config: &FixConfig,
+    done: Instant,
+    ready: Option<Instant>,
+    starting: bool,
+) -> Instant {
+    let mut settle = done + Duration::from_millis(config.settle_ms);
+    if starting && ready.is_none() {
+        settle = settle.max(done + Duration::from_millis(config.page_error_ms));
+    }
     let page = ready.map(|at| at + Duration::from_millis(config.page_error_ms));
     page.map_or(settle, |page| settle.max(page))
 }
@@ -398,14 +409,19 @@ async fn settle(cx: &FixContext, cancel: &CancellationToken, since: u64) -> bool
     let done = Instant::now();
     let mut ready = None;
     loop {
-        let (failed, serving) = cx.project.session.read(|s| {
+        let (failed, serving, starting) = cx.project.session.read(|s| {
             let serving = s.previews.iter().any(|p| p.url.is_some());
-            (!failures_after(s, since).is_empty(), serving)
+            let starting = s
+                .artifacts
+                .iter()
+                .flat_map(|a| &a.actions)
+                .any(|e| e.kind.type_name() == "start");
+            (!failures_after(s, since).is_empty(), serving, starting)
         });
         if serving && ready.is_none() {
             ready = Some(Instant::now());
         }
-        if failed || Instant::now() >= watch_until(&cx.config, done, ready) {
+        if failed || Instant::now() >= watch_until(&cx.config, done, ready, starting) {
             break;
         }
         tokio::select! {

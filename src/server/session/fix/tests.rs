@@ -188,15 +188,25 @@ fn a_ready_dev_server_is_watched_for_page_errors_longer() {
     let done = Instant::now();
     let after = |ms| done + Duration::from_millis(ms);
     // (when a dev server was first seen ready) → the end of the watch.
+    // (when a dev server was first seen ready, whether one was started)
+    // → the end of the watch.
     let cases = [
-        (None, after(3_000)),
-        (Some(done), after(5_000)),
+        (None, false, after(3_000)),
+        (Some(done), false, after(5_000)),
         // Ready only while the loop watches (a WebContainer's preview):
         // its page still gets the whole time to report.
-        (Some(after(2_900)), after(7_900)),
+        (Some(after(2_900)), true, after(7_900)),
+        // Started, not ready yet: it gets the page's time to become ready
+        // (a WebContainer's tab reports its preview late).
+        (None, true, after(5_000)),
+        (Some(after(3_100)), true, after(8_100)),
     ];
-    for (ready, until) in cases {
-        assert_eq!(watch_until(&config, done, ready), until, "{ready:?}");
+    for (ready, starting, until) in cases {
+        assert_eq!(
+            watch_until(&config, done, ready, starting),
+            until,
+            "{ready:?} {starting}"
+        );
     }
 }
 
