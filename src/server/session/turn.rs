@@ -223,13 +223,9 @@ fn record_answer(project: &ProjectHandle, mut history: Vec<ChatMessage>, text: &
 /// Whether `message_id` is an answer asked in Plan mode (its actions are
 /// shown, never run).
 pub fn is_plan(project: &ProjectHandle, message_id: &str) -> bool {
-    project.session.read(|s| {
-        s.messages
-            .iter()
-            .rev()
-            .find(|m| m.id == message_id)
-            .is_some_and(|m| m.plan)
-    })
+    project
+        .session
+        .read(|s| s.message(message_id).is_some_and(|m| m.plan))
 }
 
 /// Starts a new assistant message answering `history`'s last user message;
