@@ -98,6 +98,7 @@ pub async fn run(
         in_browser,
         given: Vec::new(),
         price,
+        plan,
     };
     let outcome = loop {
         let mut request = ChatRequest::new(system.clone(), fitted.messages.clone());
@@ -212,7 +213,8 @@ fn tools_refused_in(outcome: &ChatOutcome) -> bool {
 /// closed as truncated (the runner reports it and does not run it).
 pub fn close_parser(project: &ProjectHandle, message_id: &str, parser: Parser) {
     project.browser.end(message_id, false);
-    stream::forward(project, message_id, parser.finish());
+    let plan = is_plan(project, message_id);
+    stream::forward(project, message_id, parser.finish(), plan);
 }
 
 fn record_answer(project: &ProjectHandle, mut history: Vec<ChatMessage>, text: &str) {

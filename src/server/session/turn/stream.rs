@@ -20,6 +20,8 @@ pub struct Stream<'a> {
     pub given: Vec<GivenAction>,
     /// The model's price, when known: each usage is costed.
     pub price: Option<crate::runtime::llm::Price>,
+    /// The answer is a plan: its actions go to the session only.
+    pub plan: bool,
 }
 
 impl Stream<'_> {
@@ -81,7 +83,7 @@ impl Stream<'_> {
     }
 
     fn forward(&self, events: Vec<Event>) {
-        forward(self.project, self.message_id, events);
+        forward(self.project, self.message_id, events, self.plan);
     }
 
     fn publish(&self, event: SessionEvent) {
@@ -91,12 +93,8 @@ impl Stream<'_> {
 
 /// The parser's events to the session and the runner: the state learns of
 /// an action before the runner reports on it. A plan's actions go to the
-/// session only, marked planned as they open.
-pub fn forward(project: &ProjectHandle, message_id: &str, events: Vec<Event>) {
-    if events.is_empty() {
-        return;
-    }
-    let plan = super::is_plan(project, message_id);
+/// session only (`plan`), marked planned as they open.
+pub fn forward(project: &ProjectHandle, message_id: &str, events: Vec<Event>, plan: bool) {
     for event in events {
         project.publish(SessionEvent::Protocol {
             message_id: message_id.to_owned(),
