@@ -153,6 +153,23 @@ fn survivors(markers: &[&str]) -> Vec<String> {
     found
 }
 
+/// What `/proc` says of a survivor ("pid: command line"): its state,
+/// parent and namespaces.
+fn described(survivor: &str) -> String {
+    let pid = survivor.split(':').next().unwrap_or_default();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let fields: Vec<&str> = status
+        .lines()
+        .filter(|l| {
+            ["State", "PPid", "NSpid", "Uid"]
+                .iter()
+                .any(|f| l.starts_with(f))
+        })
+        .collect();
+    let ns = std::fs::read_link(format!("/proc/{pid}/ns/pid")).unwrap_or_default();
+    format!("{pid}: {} {}", fields.join(", "), ns.display())
+}
+
 /// Waits until no host process matches `markers`.
 async fn assert_gone(markers: &[&str]) {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -161,7 +178,14 @@ async fn assert_gone(markers: &[&str]) {
         if left.is_empty() {
             return;
         }
-        assert!(Instant::now() < deadline, "still running: {left:?}");
+        assert!(
+            Instant::now() < deadline,
+            "still running: {left:?}\n{}",
+            left.iter()
+                .map(|p| described(p))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

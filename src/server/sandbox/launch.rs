@@ -22,7 +22,7 @@ use super::client::{HelperClient, ProjectEvents};
 use super::dirs::ProjectDirs;
 use super::egress::{self, Proxy};
 use super::launcher::{Launched, launch};
-use super::sys::clear_cloexec;
+use super::sys::{PidNamespace, clear_cloexec};
 use super::wire::{FdChannel, Op};
 use crate::runtime::host::RuntimeError;
 
@@ -36,6 +36,9 @@ pub struct Sandbox {
     main: Launched,
     /// slirp4netns, and the pipe whose closing tells it to exit.
     slirp: Option<(Launched, OwnedFd)>,
+    /// The sandbox's pid namespace, held from the host so that closing can
+    /// make sure none of it is left (see [`Sandbox::stop`]).
+    namespace: Option<PidNamespace>,
     /// The registry proxy (`sandbox.network = "registry"`).
     proxy: Option<Proxy>,
     /// Variables every sandboxed process gets (the proxy's).
@@ -75,8 +78,35 @@ impl Sandbox {
         if let Some(proxy) = &self.proxy {
             proxy.stop();
         }
+        if let Some(namespace) = &self.namespace {
+            sweep(namespace).await;
+        }
         self.client
             .close("the project's sandbox was closed".to_owned());
+    }
+}
+
+/// SIGKILLs whatever is left in a stopped sandbox's pid namespace. The
+/// helper's shutdown and the namespace's end with its init normally leave
+/// nothing; this makes sure from the host, whatever the helper did.
+async fn sweep(namespace: &PidNamespace) {
+    let proc = Path::new("/proc");
+    for _ in 0..200 {
+        let left = namespace.members(proc);
+        if left.is_empty() {
+            return;
+        }
+        for pid in &left {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(*pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let left = namespace.members(proc);
+    if !left.is_empty() {
+        tracing::error!(?left, "processes of a closed sandbox survived SIGKILL");
     }
 }
 
@@ -248,6 +278,16 @@ pub async fn start(
             (main, Some((child, slirp_stderr)), true)
         }
     };
+    let namespace = match &network {
+        Some((child, _)) => match PidNamespace::of(*child) {
+            Ok(namespace) => Some(namespace),
+            Err(e) => {
+                tracing::warn!(%project, "cannot hold the sandbox's pid namespace: {e}");
+                None
+            }
+        },
+        None => None,
+    };
     drop(helper_end);
 
     let channel = FdChannel::new(ide_end).map_err(io("socket"))?;
@@ -265,6 +305,7 @@ pub async fn start(
         client,
         main,
         slirp: None,
+        namespace,
         proxy: None,
         network_env: Vec::new(),
         network_note: if isolated {

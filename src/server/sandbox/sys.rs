@@ -105,6 +105,45 @@ pub fn descendants(root: i32, all: &[ProcStat]) -> Vec<i32> {
     found
 }
 
+/// A hold on a sandbox's pid namespace, taken from the host when the sandbox
+/// starts. While the hold lasts, the namespace's identity (the device and
+/// inode of `/proc/<pid>/ns/pid`) cannot pass to a new namespace, so its
+/// members can be told apart from every other process even after its init
+/// is gone.
+pub struct PidNamespace {
+    _hold: std::fs::File,
+    dev: u64,
+    ino: u64,
+}
+
+impl PidNamespace {
+    /// The pid namespace that host process `pid` lives in.
+    pub fn of(pid: i32) -> io::Result<PidNamespace> {
+        use std::os::unix::fs::MetadataExt;
+        let hold = std::fs::File::open(format!("/proc/{pid}/ns/pid"))?;
+        let meta = hold.metadata()?;
+        Ok(PidNamespace {
+            _hold: hold,
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+
+    /// The live processes of the namespace, by their pids in `proc`.
+    pub fn members(&self, proc: &Path) -> Vec<i32> {
+        use std::os::unix::fs::MetadataExt;
+        processes(proc)
+            .into_iter()
+            .filter(|p| p.state != 'Z')
+            .filter(|p| {
+                std::fs::metadata(proc.join(p.pid.to_string()).join("ns/pid"))
+                    .is_ok_and(|m| m.dev() == self.dev && m.ino() == self.ino)
+            })
+            .map(|p| p.pid)
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,5 +190,49 @@ mod tests {
         let me = std::process::id() as i32;
         let all = processes(Path::new("/proc"));
         assert!(all.iter().any(|p| p.pid == me));
+    }
+
+    #[test]
+    fn a_pid_namespace_lists_its_members_and_no_other_process() {
+        let me = std::process::id() as i32;
+        let ours = PidNamespace::of(me).unwrap();
+        let members = ours.members(Path::new("/proc"));
+        assert!(members.contains(&me), "{members:?}");
+        // A child in a pid namespace of its own is not a member of ours, and
+        // is the only member of its own.
+        let Ok(mut child) = std::process::Command::new("unshare")
+            .args([
+                "--pid",
+                "--fork",
+                "--kill-child",
+                "--map-root-user",
+                "sleep",
+                "30",
+            ])
+            .spawn()
+        else {
+            return;
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let inner = loop {
+            let all = processes(Path::new("/proc"));
+            let found = descendants(child.id() as i32, &all)
+                .into_iter()
+                .skip(1)
+                .find(|pid| PidNamespace::of(*pid).is_ok_and(|ns| ns.ino != ours.ino));
+            if let Some(pid) = found {
+                break Some(pid);
+            }
+            if std::time::Instant::now() > deadline || child.try_wait().ok().flatten().is_some() {
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        let inner = inner.expect("unshare started no process in a namespace of its own");
+        let theirs = PidNamespace::of(inner).unwrap();
+        assert_eq!(theirs.members(Path::new("/proc")), vec![inner]);
+        assert!(!ours.members(Path::new("/proc")).contains(&inner));
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
