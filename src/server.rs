@@ -16,6 +16,7 @@ pub mod llm;
 pub mod parse_cmd;
 pub mod projects;
 pub mod sandbox;
+pub mod secrets;
 pub mod serve;
 pub mod session;
 pub mod state;

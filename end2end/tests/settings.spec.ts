@@ -113,3 +113,35 @@ test('a model picked in the composer answers the next message, and the answer na
   const asked = log.filter((entry) => entry.last_user.includes('hello there, from the lite model'));
   expect(asked.map((entry) => entry.model)).toEqual(['rivet-lite']);
 });
+
+test("a project's secret is listed by name, reaches a new shell masked, and is removed", async ({ page }) => {
+  await newProject(page);
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  await page.getByTestId('settings-toggle').click();
+  const value = page.getByTestId('settings-secret-value');
+  await page.getByTestId('settings-secret-name').fill('STRIPE_KEY');
+  await value.fill('sk_e2e_hidden_value');
+  await page.getByTestId('settings-secret-add').click();
+  const listed = page.getByTestId('settings-secret');
+  await expect(listed).toHaveCount(1);
+  await expect(listed).toContainText('STRIPE_KEY');
+  await expect(value).toHaveValue('');
+  await expect(page.getByTestId('settings')).not.toContainText('sk_e2e_hidden_value');
+  await page.getByTestId('settings-toggle').click();
+
+  // A shell started now has it, and what it prints shows the name instead.
+  await page.getByTestId('terminal-new').click();
+  const shell = page.getByTestId('terminal-shell');
+  await expect(shell.locator('.xterm')).toBeVisible();
+  await shell.locator('.xterm').click();
+  await expect(async () => {
+    await page.keyboard.type('echo "key=$STRIPE_KEY"');
+    await page.keyboard.press('Enter');
+    await expect(shell.locator('.xterm-rows')).toContainText('key=[STRIPE_KEY]', { timeout: 5_000 });
+  }).toPass({ timeout: 60_000 });
+  await expect(shell.locator('.xterm-rows')).not.toContainText('sk_e2e_hidden_value');
+
+  await page.getByTestId('settings-toggle').click();
+  await page.getByTestId('settings-secret-remove').click();
+  await expect(listed).toHaveCount(0);
+});

@@ -9,6 +9,7 @@ mod format_field;
 mod key_field;
 mod local_models;
 mod rules;
+mod secrets;
 mod status;
 
 use leptos::either::Either;
@@ -81,7 +82,7 @@ pub fn SettingsPanel(open: RwSignal<bool>) -> impl IntoView {
                     llm.settings
                         .get()
                         .map(|result| match result {
-                            Ok(s) => Either::Left(view! { <LlmForm settings=s open /> <auto_fix::AutoFixSetting /> <rules::RulesSetting open /> }),
+                            Ok(s) => Either::Left(view! { <LlmForm settings=s open /> <auto_fix::AutoFixSetting /> <rules::RulesSetting open /> <secrets::SecretsSetting open /> }),
                             Err(e) => Either::Right(view! { <p role="alert">{e.to_string()}</p> }),
                         })
                 }}

@@ -262,6 +262,11 @@ pub trait Runtime: MaybeSendSync {
     fn port_events(&self) -> EventStream<PortEvent>;
     /// The ports servers listen on right now.
     async fn open_ports(&self) -> Vec<u16>;
+    /// The names of the secrets the project's processes get as environment
+    /// variables, never their values (the model is told the names).
+    async fn secret_names(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// `path` as any place in the project (the root included), or the

@@ -1,6 +1,7 @@
 //! The headless HTTP API under `/api/v1` (documented in `docs/api.md`):
-//! projects (and the starter templates they can begin from), messages
-//! and files as JSON and raw bytes, for scripts and other tools. It sits behind the same access guard as every IDE route and
+//! projects (and the starter templates they can begin from), messages,
+//! files as JSON and raw bytes, and app secrets (by name), for scripts and
+//! other tools. It sits behind the same access guard as every IDE route and
 //! calls the same session code as the UI's server functions. Errors are
 //! JSON with a stable `code`.
 
@@ -11,11 +12,12 @@ mod error;
 mod files;
 mod messages;
 mod projects;
+mod secrets;
 mod transfer;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{any, get, post};
+use axum::routing::{any, get, post, put};
 
 pub use error::V1Error;
 
@@ -64,6 +66,11 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/projects/{id}/restore", post(checkpoints::restore))
         .route("/api/v1/projects/{id}/redo", post(checkpoints::redo))
         .route("/api/v1/projects/{id}/fork", post(checkpoints::fork))
+        .route("/api/v1/projects/{id}/secrets", get(secrets::list))
+        .route(
+            "/api/v1/projects/{id}/secrets/{name}",
+            put(secrets::set).delete(secrets::remove),
+        )
         .route(
             "/api/v1/projects/{id}/approvals/{step_id}",
             post(approvals::decide),

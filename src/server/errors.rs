@@ -32,6 +32,7 @@ pub fn api_code(error: &ApiError) -> ErrorCode {
         ApiError::Checkpoint(error) => features::checkpoint_code(error),
         ApiError::Approval(ApprovalError::NotFound(_)) => ErrorCode::NotFound,
         ApiError::Approval(ApprovalError::NotWaiting { .. }) => ErrorCode::Busy,
+        ApiError::Secret(error) => features::secret_code(error),
     }
 }
 

@@ -21,6 +21,7 @@ mod restore;
 pub mod rules;
 pub mod runtime_choice;
 mod saved;
+pub mod secrets;
 mod summary;
 mod turn;
 

@@ -11,6 +11,7 @@ mod llm;
 mod protocol;
 mod runtime_choice;
 mod sandbox;
+mod secrets;
 mod serve;
 mod session;
 mod spend;

@@ -10,6 +10,7 @@ use crate::runtime::error::ErrorCode;
 use crate::runtime::host::RuntimeError;
 use crate::server::errors;
 use crate::server::projects::ProjectError;
+use crate::server::secrets::SecretError;
 use crate::server::session::agent::ApprovalError as AgentApprovalError;
 use crate::server::session::api::ApiError;
 use crate::server::store::StoreError;
@@ -67,6 +68,9 @@ impl From<ApiError> for V1Error {
             ApiError::Settings(_) => "settings",
             ApiError::BudgetExceeded { .. } => "budget_exceeded",
             ApiError::InvalidBudget => "invalid_budget",
+            ApiError::Secret(SecretError::NotFound(_)) => "secret_not_found",
+            ApiError::Secret(SecretError::Io(_)) => "storage",
+            ApiError::Secret(_) => "invalid_secret",
             ApiError::Approval(AgentApprovalError::NotFound(_)) => "step_not_found",
             ApiError::Approval(AgentApprovalError::NotWaiting { .. }) => "step_not_waiting",
         };

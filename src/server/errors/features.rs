@@ -6,6 +6,7 @@
 use super::{api_code, project_code, runtime_code};
 use crate::runtime::error::{ErrorCode, RivetError};
 use crate::server::checkpoint::CheckpointError;
+use crate::server::secrets::SecretError;
 use crate::server::session::browser::BrowserError;
 use crate::server::session::fix::TryAgainError;
 use crate::server::session::page_report::ReportError;
@@ -39,6 +40,17 @@ pub fn browser_code(error: &BrowserError) -> ErrorCode {
         BrowserError::Choice(error) => choice_code(error),
         BrowserError::Runtime(error) => runtime_code(error),
         BrowserError::NotBrowserProject | BrowserError::Refused(_) => ErrorCode::Invalid,
+    }
+}
+
+pub fn secret_code(error: &SecretError) -> ErrorCode {
+    match error {
+        SecretError::NotFound(_) => ErrorCode::NotFound,
+        SecretError::Io(_) => ErrorCode::Internal,
+        SecretError::InvalidName(_)
+        | SecretError::Reserved(_)
+        | SecretError::InvalidValue(_)
+        | SecretError::TooMany => ErrorCode::Invalid,
     }
 }
 

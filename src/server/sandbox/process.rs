@@ -19,6 +19,7 @@ use super::limits::{self, Ending, Limits};
 use super::sys;
 use super::wire::{Op, Reply, SpawnRequest, register, set_nonblocking};
 use crate::runtime::host::{EventStream, ExitStatus, Limit, Process, PtySize, RuntimeError};
+use crate::server::secrets::mask::Masker;
 
 /// Output chunks buffered for a reader that has not taken the stream yet;
 /// beyond that, they are dropped rather than blocking the process.
@@ -38,6 +39,8 @@ pub struct Launch {
     /// Kill what the process leaves running when it ends: a command is
     /// done when its main process is, a server's helpers may outlive it.
     pub reap_leftovers: bool,
+    /// Masks the project's secrets in the output.
+    pub mask: Masker,
 }
 
 /// Why the project's processes are being stopped for its disk quota, when
@@ -130,7 +133,16 @@ impl SandboxProcess {
         let taken = Arc::new(AtomicBool::new(false));
         let tail = Arc::new(Mutex::new(Vec::new()));
         let (eof_tx, eof) = watch::channel(false);
-        tokio::spawn(pump(output, chunks, taken.clone(), tail.clone(), eof_tx));
+        tokio::spawn(pump(
+            Pumped {
+                fd: output,
+                chunks,
+                taken: taken.clone(),
+                tail: tail.clone(),
+                eof: eof_tx,
+            },
+            launch.mask,
+        ));
         let (status_tx, status) = watch::channel(None);
         tokio::spawn(supervise(Supervised {
             sandbox: sandbox.clone(),
@@ -157,17 +169,56 @@ impl SandboxProcess {
     }
 }
 
-/// Reads the output until end of file, into the stream and the tail.
-async fn pump(
+/// Where a process's output goes.
+struct Pumped {
     fd: Arc<AsyncFd<OwnedFd>>,
     chunks: mpsc::Sender<Vec<u8>>,
     taken: Arc<AtomicBool>,
     tail: Arc<Mutex<Vec<u8>>>,
     eof: watch::Sender<bool>,
-) {
+}
+
+/// How long the start of a secret's value may be held back, waiting for
+/// the rest: a terminal's prompt or echo shows after this at the latest.
+const MASK_HOLD: Duration = Duration::from_millis(100);
+
+impl Pumped {
+    async fn deliver(&self, chunk: Vec<u8>) {
+        if chunk.is_empty() {
+            return;
+        }
+        {
+            let mut tail = self.tail.lock().unwrap_or_else(|e| e.into_inner());
+            tail.extend_from_slice(&chunk);
+            let excess = tail.len().saturating_sub(TAIL_BYTES);
+            tail.drain(..excess);
+        }
+        if self.taken.load(Ordering::Acquire) {
+            // A reader that went away does not stop the draining.
+            let _ = self.chunks.send(chunk).await;
+        } else {
+            let _ = self.chunks.try_send(chunk);
+        }
+    }
+}
+
+/// Reads the output until end of file, masks the secrets in it, and hands
+/// it to the stream and the tail.
+async fn pump(out: Pumped, mut mask: Masker) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let Ok(mut guard) = fd.readable().await else {
+        let readable = if mask.is_holding() {
+            match tokio::time::timeout(MASK_HOLD, out.fd.readable()).await {
+                Ok(readable) => readable,
+                Err(_paused) => {
+                    out.deliver(mask.flush()).await;
+                    continue;
+                }
+            }
+        } else {
+            out.fd.readable().await
+        };
+        let Ok(mut guard) = readable else {
             break;
         };
         let read = guard
@@ -179,21 +230,10 @@ async fn pump(
             Ok(Err(_)) => break,
             Err(_would_block) => continue,
         };
-        {
-            let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
-            tail.extend_from_slice(&buf[..n]);
-            let excess = tail.len().saturating_sub(TAIL_BYTES);
-            tail.drain(..excess);
-        }
-        let chunk = buf[..n].to_vec();
-        if taken.load(Ordering::Acquire) {
-            // A reader that went away does not stop the draining.
-            let _ = chunks.send(chunk).await;
-        } else {
-            let _ = chunks.try_send(chunk);
-        }
+        out.deliver(mask.push(&buf[..n])).await;
     }
-    eof.send_replace(true);
+    out.deliver(mask.flush()).await;
+    out.eof.send_replace(true);
 }
 
 struct Supervised {

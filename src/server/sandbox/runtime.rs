@@ -1,5 +1,6 @@
 //! [`Runtime`] for one project, backed by its sandbox (started on first use).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -17,6 +18,8 @@ use crate::runtime::host::{
     RuntimeError, checked_path,
 };
 use crate::runtime::project::ProjectId;
+use crate::server::secrets::SecretStore;
+use crate::server::secrets::mask::Masker;
 
 /// A project as the manager tracks it; it outlives each of its sandboxes.
 pub struct ProjectEntry {
@@ -63,9 +66,12 @@ fn check_env(name: &str, value: &str) -> Result<(), RuntimeError> {
 }
 
 /// The whole environment of a sandboxed process: a short allow-list, never
-/// the IDE's own (no API keys, no configuration), then the command's extras.
+/// the IDE's own (no API keys, no configuration), then the project's
+/// secrets (none replaces a variable of the sandbox's), then the command's
+/// extras.
 pub fn environment(
     sandbox: &Sandbox,
+    secrets: &BTreeMap<String, String>,
     extra: &[(String, String)],
 ) -> Result<Vec<(String, String)>, RuntimeError> {
     let workspace = sandbox.workspace_inside.to_string_lossy().into_owned();
@@ -92,6 +98,11 @@ pub fn environment(
         env.push(("NODE_OPTIONS".to_owned(), options.clone()));
     }
     env.extend(sandbox.network_env.iter().cloned());
+    for (name, value) in secrets {
+        if !env.iter().any(|(k, _)| k == name) {
+            env.push((name.clone(), value.clone()));
+        }
+    }
     for (name, value) in extra {
         check_env(name, value)?;
         let value = match (name.as_str(), &sandbox.node_options) {
@@ -140,6 +151,13 @@ impl ProjectRuntime {
         Ok(process)
     }
 
+    /// The project's secrets, for a process about to start.
+    fn secrets(&self) -> Result<BTreeMap<String, String>, RuntimeError> {
+        SecretStore::new(&self.manager.settings().data_dir)
+            .values(&self.entry.id)
+            .map_err(|e| RuntimeError::Unavailable(e.to_string()))
+    }
+
     async fn request(&self, op: Op, payload: &[u8], path: &str) -> Result<Incoming, RuntimeError> {
         let sandbox = self.sandbox().await?;
         sandbox
@@ -182,16 +200,23 @@ impl ProjectRuntime {
         pty: Option<PtySize>,
     ) -> Result<SandboxProcess, RuntimeError> {
         let sandbox = self.sandbox().await?;
-        let env = environment(&sandbox, &[])?;
+        let secrets = self.secrets()?;
+        let env = environment(&sandbox, &secrets, &[])?;
         let launch = Launch {
             argv,
             env,
             pty,
             timeout: None,
             reap_leftovers: false,
+            mask: mask_for(&secrets),
         };
         self.start(sandbox, launch).await
     }
+}
+
+/// What masks the secrets' values in a process's output.
+fn mask_for(secrets: &BTreeMap<String, String>) -> Masker {
+    Masker::new(secrets.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
 fn odd_reply(path: &str) -> RuntimeError {
@@ -290,12 +315,14 @@ impl Runtime for ProjectRuntime {
             CommandKind::Command => spec.timeout.or_else(|| limits.timeout()),
             CommandKind::Server => None,
         };
+        let secrets = self.secrets()?;
         let launch = Launch {
             argv: vec!["/bin/bash".to_owned(), "-c".to_owned(), spec.command],
-            env: environment(&sandbox, &spec.env)?,
+            env: environment(&sandbox, &secrets, &spec.env)?,
             pty: spec.pty,
             timeout,
             reap_leftovers: spec.kind == CommandKind::Command,
+            mask: mask_for(&secrets),
         };
         let process = self.start(sandbox, launch).await?;
         Ok(Box::new(process))
@@ -307,6 +334,12 @@ impl Runtime for ProjectRuntime {
 
     async fn open_ports(&self) -> Vec<u16> {
         self.entry.events.open_ports()
+    }
+
+    async fn secret_names(&self) -> Vec<String> {
+        SecretStore::new(&self.manager.settings().data_dir)
+            .names(&self.entry.id)
+            .unwrap_or_default()
     }
 }
 

@@ -59,6 +59,8 @@ pub enum ApiError {
     BudgetExceeded { spent: f64, budget: f64 },
     #[error("a budget is an amount of dollars, zero or more")]
     InvalidBudget,
+    #[error(transparent)]
+    Secret(#[from] crate::server::secrets::SecretError),
 }
 
 /// The handle of a project that exists. Every operation below starts here;

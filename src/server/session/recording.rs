@@ -77,4 +77,7 @@ impl Runtime for RecordingRuntime {
     async fn open_ports(&self) -> Vec<u16> {
         self.inner.open_ports().await
     }
+    async fn secret_names(&self) -> Vec<String> {
+        self.inner.secret_names().await
+    }
 }

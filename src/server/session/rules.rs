@@ -97,6 +97,23 @@ fn capped(text: &str) -> String {
     )
 }
 
+/// The prompt's note on the app's secrets: their names, so the model uses
+/// them (`process.env.NAME`) instead of asking for values or writing
+/// placeholders; never their values, which the model never sees.
+pub fn secrets_note(names: &[String]) -> String {
+    if names.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n## The app's secrets\n\nThe user set these environment variables for the app's \
+         processes (commands, dev servers, the app's server code): {}. Read them from the \
+         environment (for example `process.env.{}`); their values are hidden from you. Never \
+         write a value for them into a file, and never print them.\n",
+        names.join(", "),
+        names[0]
+    )
+}
+
 /// Whether `path` is one of the project's rules files (the prompt's file
 /// list leaves them out: they are in the rules section).
 pub fn is_rules_file(path: &str) -> bool {

@@ -330,8 +330,9 @@ pub fn record_model(
     });
 }
 
-/// The user's rules for the answer `message_id`, as the prompt's section;
-/// the answer records where they came from.
+/// The user's rules for the answer `message_id`, as the prompt's section,
+/// with the names of the app's secrets; the answer records where the rules
+/// came from.
 pub async fn include_rules(project: &ProjectHandle, llm: &LlmService, message_id: &str) -> String {
     let app = super::rules::app_rules(llm.settings_file());
     let rules = super::rules::gather(&*project.runtime, &app).await;
@@ -341,7 +342,8 @@ pub async fn include_rules(project: &ProjectHandle, llm: &LlmService, message_id
             sources: rules.sources,
         });
     }
-    rules.section
+    let secrets = project.runtime.secret_names().await;
+    rules.section + &super::rules::secrets_note(&secrets)
 }
 
 /// Files the latest build results name, then those the person edited,

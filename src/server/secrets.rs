@@ -1,0 +1,256 @@
+//! App secrets: environment variables the person sets for one project's
+//! processes (an API key the app calls with, a database password).
+//!
+//! They live in `<data_dir>/secrets/<project>.json`, a file only the IDE's
+//! user can read (0600, in a 0700 directory, written atomically), never in
+//! `rivet.db`, the project's files, its checkpoints or its export. The
+//! sandbox gives them to every process it starts for the project (commands,
+//! dev servers, terminals) and masks their values in what those processes
+//! print ([`mask::Masker`]), so the values reach neither the stored events,
+//! the terminal as shown, nor the model. The model is told the names only.
+
+pub mod mask;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::runtime::project::ProjectId;
+use crate::server::atomic;
+
+/// Most secrets one project may have.
+pub const MAX_SECRETS: usize = 64;
+/// Longest value, in bytes.
+pub const MAX_VALUE_BYTES: usize = 16 * 1024;
+/// Longest name, in bytes.
+pub const MAX_NAME_BYTES: usize = 64;
+
+/// Variables the sandbox sets itself; a secret cannot replace them.
+pub const RESERVED: [&str; 16] = [
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "LANG",
+    "TMPDIR",
+    "PWD",
+    "NODE_OPTIONS",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+];
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SecretError {
+    #[error(
+        "invalid secret name {0:?}: use letters, digits and _, not starting with a digit, at most 64"
+    )]
+    InvalidName(String),
+    #[error("{0} is set by the sandbox itself and cannot be a secret")]
+    Reserved(String),
+    #[error("invalid value for {0}: it must be text without NUL bytes, at most 16 KiB")]
+    InvalidValue(String),
+    #[error("a project has at most {MAX_SECRETS} secrets")]
+    TooMany,
+    #[error("no secret named {0}")]
+    NotFound(String),
+    #[error("the secrets cannot be read or written: {0}")]
+    Io(String),
+}
+
+fn io(e: impl std::fmt::Display) -> SecretError {
+    SecretError::Io(e.to_string())
+}
+
+/// Checks a secret's name: an environment variable's, not one of
+/// [`RESERVED`].
+pub fn check_name(name: &str) -> Result<(), SecretError> {
+    let mut bytes = name.bytes();
+    let valid = bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && name.len() <= MAX_NAME_BYTES;
+    if !valid {
+        return Err(SecretError::InvalidName(name.to_owned()));
+    }
+    if RESERVED.contains(&name) || name.to_ascii_lowercase().starts_with("npm_config_") {
+        return Err(SecretError::Reserved(name.to_owned()));
+    }
+    Ok(())
+}
+
+/// Every project's secrets, under one data directory.
+#[derive(Debug, Clone)]
+pub struct SecretStore {
+    dir: PathBuf,
+}
+
+impl SecretStore {
+    pub fn new(data_dir: &Path) -> SecretStore {
+        SecretStore {
+            dir: data_dir.join("secrets"),
+        }
+    }
+
+    fn file(&self, project: &ProjectId) -> PathBuf {
+        self.dir.join(format!("{}.json", project.as_str()))
+    }
+
+    /// A project's secrets, by name.
+    pub fn values(&self, project: &ProjectId) -> Result<BTreeMap<String, String>, SecretError> {
+        match std::fs::read(self.file(project)) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(io),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+            Err(e) => Err(io(e)),
+        }
+    }
+
+    /// A project's secrets' names, sorted.
+    pub fn names(&self, project: &ProjectId) -> Result<Vec<String>, SecretError> {
+        Ok(self.values(project)?.into_keys().collect())
+    }
+
+    /// Sets (or replaces) one secret.
+    pub fn set(&self, project: &ProjectId, name: &str, value: &str) -> Result<(), SecretError> {
+        check_name(name)?;
+        if value.contains('\0') || value.len() > MAX_VALUE_BYTES {
+            return Err(SecretError::InvalidValue(name.to_owned()));
+        }
+        let mut values = self.values(project)?;
+        if !values.contains_key(name) && values.len() >= MAX_SECRETS {
+            return Err(SecretError::TooMany);
+        }
+        values.insert(name.to_owned(), value.to_owned());
+        self.save(project, &values)
+    }
+
+    /// Removes one secret.
+    pub fn remove(&self, project: &ProjectId, name: &str) -> Result<(), SecretError> {
+        let mut values = self.values(project)?;
+        if values.remove(name).is_none() {
+            return Err(SecretError::NotFound(name.to_owned()));
+        }
+        self.save(project, &values)
+    }
+
+    /// Forgets every secret of a project (it was deleted).
+    pub fn remove_project(&self, project: &ProjectId) -> Result<(), SecretError> {
+        match std::fs::remove_file(self.file(project)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(e)),
+            _ => Ok(()),
+        }
+    }
+
+    fn save(
+        &self,
+        project: &ProjectId,
+        values: &BTreeMap<String, String>,
+    ) -> Result<(), SecretError> {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .map_err(io)?;
+        std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+        let json = serde_json::to_vec(values).map_err(io)?;
+        atomic::write_private(&self.file(project), &json).map_err(io)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn project() -> ProjectId {
+        ProjectId::parse("p1").unwrap()
+    }
+
+    #[test]
+    fn secrets_are_kept_in_a_file_only_the_owner_can_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SecretStore::new(dir.path());
+        assert!(store.names(&project()).unwrap().is_empty());
+        store.set(&project(), "STRIPE_KEY", "sk_test_123").unwrap();
+        store.set(&project(), "A_TOKEN", "t").unwrap();
+        store.set(&project(), "STRIPE_KEY", "sk_test_456").unwrap();
+        assert_eq!(store.names(&project()).unwrap(), ["A_TOKEN", "STRIPE_KEY"]);
+        assert_eq!(
+            store.values(&project()).unwrap()["STRIPE_KEY"],
+            "sk_test_456"
+        );
+        let file = dir.path().join("secrets/p1.json");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(mode(&dir.path().join("secrets")), 0o700);
+        store.remove(&project(), "A_TOKEN").unwrap();
+        assert_eq!(
+            store.remove(&project(), "A_TOKEN"),
+            Err(SecretError::NotFound("A_TOKEN".into()))
+        );
+        assert_eq!(store.names(&project()).unwrap(), ["STRIPE_KEY"]);
+        store.remove_project(&project()).unwrap();
+        assert!(!file.exists());
+        store.remove_project(&project()).unwrap();
+    }
+
+    #[test]
+    fn bad_names_and_values_are_refused_and_change_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SecretStore::new(dir.path());
+        for name in ["", "1A", "A-B", "A B", "É", &"A".repeat(65)] {
+            assert_eq!(
+                store.set(&project(), name, "v"),
+                Err(SecretError::InvalidName(name.to_owned())),
+                "{name:?}"
+            );
+        }
+        for name in ["PATH", "NODE_OPTIONS", "npm_config_registry", "HTTPS_PROXY"] {
+            assert_eq!(
+                store.set(&project(), name, "v"),
+                Err(SecretError::Reserved(name.to_owned()))
+            );
+        }
+        let huge = "x".repeat(MAX_VALUE_BYTES + 1);
+        for value in ["a\0b", huge.as_str()] {
+            assert_eq!(
+                store.set(&project(), "KEY", value),
+                Err(SecretError::InvalidValue("KEY".into()))
+            );
+        }
+        assert!(store.names(&project()).unwrap().is_empty());
+        for i in 0..MAX_SECRETS {
+            store.set(&project(), &format!("K{i}"), "v").unwrap();
+        }
+        assert_eq!(
+            store.set(&project(), "ONE_MORE", "v"),
+            Err(SecretError::TooMany)
+        );
+        store.set(&project(), "K0", "replaced").unwrap();
+    }
+
+    #[test]
+    fn a_corrupt_secrets_file_is_an_error_not_an_empty_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SecretStore::new(dir.path());
+        store.set(&project(), "KEY", "v").unwrap();
+        std::fs::write(dir.path().join("secrets/p1.json"), b"{not json").unwrap();
+        assert!(matches!(store.names(&project()), Err(SecretError::Io(_))));
+        assert!(matches!(
+            store.set(&project(), "OTHER", "v"),
+            Err(SecretError::Io(_))
+        ));
+        assert_eq!(
+            std::fs::read(dir.path().join("secrets/p1.json")).unwrap(),
+            b"{not json",
+            "the file is left for the owner to repair"
+        );
+    }
+}
