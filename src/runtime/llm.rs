@@ -168,6 +168,12 @@ pub enum LlmError {
     NotConfigured {
         message: String,
     },
+    /// The project spent its budget: nothing more was asked (amounts as
+    /// [`dollars`] writes them).
+    BudgetSpent {
+        spent: String,
+        budget: String,
+    },
 }
 
 impl fmt::Display for LlmError {
@@ -218,6 +224,10 @@ impl fmt::Display for LlmError {
             ),
             LlmError::Cancelled => write!(f, "Stopped. What arrived is kept."),
             LlmError::NotConfigured { message } => write!(f, "{message}"),
+            LlmError::BudgetSpent { spent, budget } => write!(
+                f,
+                "The project has spent {spent} of its budget of {budget}, so nothing more was asked: raise the budget to go on."
+            ),
         }
     }
 }

@@ -122,3 +122,47 @@ async fn the_servers_default_budget_applies_to_a_project_without_its_own() {
     assert_eq!(status, StatusCode::PAYMENT_REQUIRED, "{error}");
     assert_eq!(error["code"], "budget_exceeded");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_run_stops_at_the_budget_before_its_next_request() {
+    let mock = Mock::start(&[]);
+    let server = Server::start_with(&mock, tempfile::tempdir().unwrap(), &PRICES).await;
+    let project = server.create("agent budget").await;
+    let (status, _) = patch(&server, &project, json!({"budget_usd": 0.000001})).await;
+    assert_eq!(status, StatusCode::OK);
+    let url = server.url(&format!("/projects/{project}/messages"));
+    let (status, sent) = server
+        .json(
+            server
+                .http
+                .post(&url)
+                .json(&json!({"text": "list files", "mode": "agent"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{sent}");
+    // The first step is asked for (nothing was spent yet) and costs more
+    // than the budget: the second is never asked for.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let list = loop {
+        let (_, list) = server.json(server.http.get(&url)).await;
+        if list[1]["status"].as_str().is_some_and(|s| s != "streaming") {
+            break list;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{list}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(mock.log().await.len(), 1, "{list}");
+    let said = list[1].to_string();
+    assert_eq!(list[1]["status"], "failed", "{said}");
+    assert!(
+        list[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("raise the budget"),
+        "{said}"
+    );
+    assert!(
+        list[1]["usage"]["cost_usd"].as_f64().unwrap() > 0.000001,
+        "{said}"
+    );
+}

@@ -38,6 +38,9 @@ pub struct MessageJson {
     /// `streaming`, `complete`, `failed`, `interrupted` (stopped by the
     /// person, or cut off) or `undone` (a restore went back past it).
     pub status: &'static str,
+    /// Why a `failed` answer failed, as the chat says it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// The model that answered (answers only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -55,6 +58,10 @@ pub struct UsageJson {
 
 impl From<MessageRow> for MessageJson {
     fn from(row: MessageRow) -> MessageJson {
+        let error = match &row.status {
+            MessageStatus::Failed { error } => Some(error.clone()),
+            _ => None,
+        };
         let status = match row.status {
             MessageStatus::Streaming => "streaming",
             MessageStatus::Complete => "complete",
@@ -67,6 +74,7 @@ impl From<MessageRow> for MessageJson {
             role: row.role,
             text: row.text,
             status,
+            error,
             model: row.model,
             usage: row.usage.map(|usage| UsageJson {
                 prompt_tokens: usage.prompt_tokens,

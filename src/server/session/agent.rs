@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use approvals::{AgentSlot, ApprovalError, decide};
 
+use super::api::ApiError;
 use super::project::ProjectHandle;
 use super::recording::RecordingRuntime;
 use super::saved::SavedAnswer;
@@ -120,6 +121,7 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
         message_id: message_id.clone(),
         seen: Mutex::default(),
         price,
+        default_budget: llm.default_budget(),
     };
     let approver = board::SessionApprover {
         board: Arc::clone(&board),
@@ -249,6 +251,8 @@ struct Tracked {
     seen: Mutex<Seen>,
     /// The model's price, when known: the run's cost follows its usage.
     price: Option<crate::runtime::llm::Price>,
+    /// The server's budget for a project without its own.
+    default_budget: Option<f64>,
 }
 
 #[derive(Default)]
@@ -271,6 +275,15 @@ impl Tracked {
 #[async_trait]
 impl Model for Tracked {
     async fn step(&self, messages: &[ChatMessage]) -> Result<ModelStep, LlmError> {
+        // Every step is a request: a run stops at the budget, not after it.
+        if let Err(ApiError::BudgetExceeded { spent, budget }) =
+            super::budget::check(&self.project, self.default_budget)
+        {
+            return Err(LlmError::BudgetSpent {
+                spent: crate::runtime::llm::dollars(spent),
+                budget: crate::runtime::llm::dollars(budget),
+            });
+        }
         let result = self.inner.step(messages).await;
         let (steps_used, usage) = {
             let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
