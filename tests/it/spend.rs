@@ -118,9 +118,28 @@ async fn the_servers_default_budget_applies_to_a_project_without_its_own() {
     let (status, _) = send(&server, &project, "show me a snippet sample").await;
     assert_eq!(status, StatusCode::ACCEPTED);
     answered(&server, &project, 2).await;
-    let (status, error) = send(&server, &project, "show me a snippet sample").await;
+    // A refused message changes nothing, not even the mode it asked for.
+    let url = server.url(&format!("/projects/{project}/messages"));
+    let refused = json!({"text": "show me a snippet sample", "mode": "plan"});
+    let (status, error) = server.json(server.http.post(&url).json(&refused)).await;
     assert_eq!(status, StatusCode::PAYMENT_REQUIRED, "{error}");
     assert_eq!(error["code"], "budget_exceeded");
+    let snapshot = first_event(&server, &project).await;
+    assert!(snapshot["state"].get("mode").is_some(), "{snapshot}");
+    assert_ne!(snapshot["state"]["mode"], "plan", "{snapshot}");
+}
+
+/// The first event of the project's stream: its snapshot.
+async fn first_event(server: &Server, project: &str) -> Value {
+    use futures::StreamExt;
+    let url = server.url(&format!("/projects/{project}/events"));
+    let mut chunks = server.http.get(&url).send().await.unwrap().bytes_stream();
+    let mut line = Vec::new();
+    while !line.contains(&b'\n') {
+        line.extend_from_slice(&chunks.next().await.unwrap().unwrap());
+    }
+    let end = line.iter().position(|b| *b == b'\n').unwrap();
+    serde_json::from_slice(&line[..end]).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -143,14 +143,7 @@ pub async fn send(
         return Err(ApiError::EmptyMessage);
     }
     let handle = open_project(state, project).await?;
-    if super::conversation::is_busy(&handle) {
-        return Err(ApiError::Busy);
-    }
-    if let Some(mode) = options.mode {
-        super::agent::set_mode(&handle, mode);
-    }
-    let model = options.model;
-    let sent = conversation::send(state, &handle, text, model).await?;
+    let sent = conversation::send(state, &handle, text, options).await?;
     super::manage::name_after_message(state, &handle.id, text).await;
     Ok(sent)
 }

@@ -64,11 +64,15 @@ pub async fn send(
     state: &AppState,
     handle: &Arc<ProjectHandle>,
     text: &str,
-    model: Option<String>,
+    options: super::api::SendOptions,
 ) -> Result<Sent, ApiError> {
     super::budget::check(handle, state.llm.default_budget())?;
     let cancel = claim(handle)?;
-    handle.conversation().model = model.filter(|m| !m.trim().is_empty());
+    // Only once the message is taken: a refused one changes nothing.
+    if let Some(mode) = options.mode {
+        super::agent::set_mode(handle, mode);
+    }
+    handle.conversation().model = options.model.filter(|m| !m.trim().is_empty());
     stop_fixing(handle);
     super::checkpoints::before_message(handle).await;
     drop_unfinished(handle);
