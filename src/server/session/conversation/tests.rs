@@ -28,7 +28,7 @@ async fn a_second_claim_while_one_holds_the_slot_is_busy() {
 async fn send_while_an_answer_streams_is_busy_and_records_nothing() {
     let (state, handle, _data) = project().await;
     pretend_streaming(&handle, true);
-    let refused = send(&state, &handle, "hello", None).await;
+    let refused = send(&state, &handle, "hello", Default::default()).await;
     assert!(matches!(refused, Err(ApiError::Busy)));
     assert!(handle.session.read(|s| s.messages.is_empty()));
     assert!(handle.conversation().history.is_empty());
