@@ -11,6 +11,7 @@ mod card_memory;
 mod checkpoint;
 mod composer;
 mod context;
+mod enhance;
 mod message;
 mod mode_switch;
 mod model_pick;

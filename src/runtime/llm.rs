@@ -118,6 +118,17 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
+/// One line of a draft's rewrite (the prompt enhancer) as it streams to
+/// the composer, newline-delimited JSON.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RewriteLine {
+    /// More of the rewritten request.
+    Delta { text: String },
+    /// The rewrite failed; the draft is given back.
+    Failed { error: String },
+}
+
 /// Why an answer failed, with what the chat needs to say so clearly. The
 /// `Display` text is the sentence shown to the user.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

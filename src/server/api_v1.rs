@@ -8,6 +8,7 @@
 mod approvals;
 mod checkpoints;
 mod control;
+mod enhance;
 mod error;
 mod files;
 mod messages;
@@ -54,6 +55,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/api/v1/projects/{id}/events", get(control::events))
         .route("/api/v1/projects/{id}/stop", post(control::stop))
+        .route("/api/v1/projects/{id}/enhance", post(enhance::rewrite))
         .route(
             "/api/v1/projects/{id}/messages",
             get(messages::list).post(messages::send),

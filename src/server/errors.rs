@@ -22,7 +22,9 @@ pub fn api_code(error: &ApiError) -> ErrorCode {
         | ApiError::NotContinuable(_)
         | ApiError::NotRetryable(_)
         | ApiError::NotText(_)
-        | ApiError::InvalidBudget => ErrorCode::Invalid,
+        | ApiError::InvalidBudget
+        | ApiError::DraftTooLong => ErrorCode::Invalid,
+        ApiError::Llm(_) => ErrorCode::Unavailable,
         ApiError::BudgetExceeded { .. } => ErrorCode::BudgetExceeded,
         ApiError::Preview(PreviewError::AllInUse { .. } | PreviewError::NoAddress { .. }) => {
             ErrorCode::Unavailable

@@ -11,6 +11,7 @@ pub mod budget;
 pub mod checkpoints;
 mod context;
 mod conversation;
+pub mod enhance;
 pub mod fix;
 mod hub;
 pub mod manage;

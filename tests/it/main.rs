@@ -7,6 +7,7 @@ mod api_v1;
 mod api_v1_control;
 mod chat;
 mod checkpoints;
+mod enhance;
 mod llm;
 mod protocol;
 mod runtime_choice;

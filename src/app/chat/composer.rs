@@ -97,6 +97,7 @@ pub fn Composer() -> impl IntoView {
             <div class="composer-actions">
                 <super::mode_switch::ModeSwitch />
                 {lazy_view(move || super::model_pick::model_pick_lazy(model))}
+                {lazy_view(move || super::enhance::enhance_lazy(draft))}
                 <span class="connection" class:offline=move || !store.connected.get()>
                     {move || if store.connected.get() { "" } else { "Connecting…" }}
                 </span>

@@ -296,6 +296,11 @@ pub enum SessionEvent {
     BudgetSet {
         budget_usd: Option<f64>,
     },
+    /// What a request beside the conversation cost (a draft's rewrite):
+    /// it counts toward the project's spend.
+    SideCost {
+        cost_usd: f64,
+    },
 }
 
 /// A file as the last answer found it and left it (the diff view).

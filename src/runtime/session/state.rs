@@ -180,6 +180,9 @@ pub struct SessionState {
     /// The project's own budget in dollars; `None`: the server's default.
     #[serde(default)]
     pub budget_usd: Option<f64>,
+    /// What requests beside the conversation cost (`SideCost`).
+    #[serde(default)]
+    pub side_usd: f64,
 }
 
 /// What an event changed, so a renderer can update only that.
@@ -209,7 +212,7 @@ impl SessionState {
         self.messages
             .iter()
             .filter_map(|m| m.cost_usd)
-            .fold(0.0, |spent, cost| spent + cost)
+            .fold(self.side_usd, |spent, cost| spent + cost)
     }
 
     pub fn message(&self, id: &str) -> Option<&Message> {
@@ -474,6 +477,10 @@ impl SessionState {
             } => self.update_message(message_id, |m| m.cost_usd = Some(*cost_usd)),
             SessionEvent::BudgetSet { budget_usd } => {
                 self.budget_usd = *budget_usd;
+                Touched::Messages
+            }
+            SessionEvent::SideCost { cost_usd } => {
+                self.side_usd += cost_usd;
                 Touched::Messages
             }
         }

@@ -472,3 +472,21 @@ fn a_fix_resolves_the_failures_before_it_and_not_those_after() {
     other.apply(&serde_json::from_str(&json).unwrap());
     assert_eq!(other, state);
 }
+
+#[test]
+fn the_spend_is_the_answers_costs_and_the_side_costs_from_zero() {
+    let mut state = SessionState::default();
+    assert_eq!(state.spent_usd().to_bits(), 0.0f64.to_bits(), "not -0.0");
+    answer(&mut state, "m1", "Hello.", 4);
+    state.apply(&SessionEvent::Cost {
+        message_id: "m1".into(),
+        cost_usd: 0.25,
+    });
+    state.apply(&SessionEvent::SideCost { cost_usd: 0.5 });
+    state.apply(&SessionEvent::SideCost { cost_usd: 0.125 });
+    assert_eq!(state.spent_usd(), 0.875);
+    // A snapshot carries the side costs.
+    let json = serde_json::to_string(&state).unwrap();
+    let back: SessionState = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.spent_usd(), 0.875);
+}

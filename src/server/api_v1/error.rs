@@ -68,6 +68,8 @@ impl From<ApiError> for V1Error {
             ApiError::Settings(_) => "settings",
             ApiError::BudgetExceeded { .. } => "budget_exceeded",
             ApiError::InvalidBudget => "invalid_budget",
+            ApiError::DraftTooLong => "draft_too_long",
+            ApiError::Llm(_) => "llm",
             ApiError::Secret(SecretError::NotFound(_)) => "secret_not_found",
             ApiError::Secret(SecretError::Io(_)) => "storage",
             ApiError::Secret(_) => "invalid_secret",

@@ -61,6 +61,10 @@ pub enum ApiError {
     InvalidBudget,
     #[error(transparent)]
     Secret(#[from] crate::server::secrets::SecretError),
+    #[error("the draft is too long to rewrite (at most 16 KiB)")]
+    DraftTooLong,
+    #[error(transparent)]
+    Llm(#[from] crate::runtime::llm::LlmError),
 }
 
 /// The handle of a project that exists. Every operation below starts here;
