@@ -23,7 +23,7 @@ use crate::server::projects::ProjectError;
 use crate::server::session::{self, api};
 use crate::server::state::AppState;
 use crate::server::store::{MessageRow, ProjectRow, StoreError};
-use conversation::{ExportedConversation, ExportedFile, ExportedProject};
+use conversation::{ExportedFile, ExportedMessage, ExportedProject};
 pub use staging::{Limits, Staging};
 
 #[derive(Debug, thiserror::Error)]
@@ -84,25 +84,21 @@ pub fn staging(state: &AppState) -> Result<Staging, TransferError> {
     Staging::new(&imports_dir(state), limits(state))
 }
 
-/// The project's files (not those inside folders the one skip rule of
-/// `runtime::tree` skips), read through its sandbox, by path.
-async fn project_files(runtime: &dyn Runtime) -> Result<Vec<(String, Vec<u8>)>, TransferError> {
+/// The project's files, in path order (the skipped folders left out).
+async fn project_file_paths(runtime: &dyn Runtime) -> Result<Vec<String>, TransferError> {
     let mut entries = runtime.list_tree("").await?;
     entries.retain(|e| e.kind == EntryKind::File && !is_inside_skipped_dir(&e.path));
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut files = Vec::with_capacity(entries.len());
-    for entry in entries {
-        let bytes = runtime.read_file(&entry.path).await?;
-        files.push((entry.path, bytes));
-    }
-    Ok(files)
+    let mut paths: Vec<String> = entries.into_iter().map(|e| e.path).collect();
+    paths.sort();
+    Ok(paths)
 }
 
-/// A project's zip, written and rewound, ready to be streamed.
-pub struct ZipExport {
+/// A project's export (its zip, or its conversation JSON), written and
+/// rewound, ready to be streamed.
+pub struct FileExport {
     /// The project's name.
     pub name: String,
-    /// The zip, already unlinked: it goes away when this is dropped.
+    /// The export, already unlinked: it goes away when this is dropped.
     pub file: tokio::fs::File,
     pub len: u64,
 }
@@ -117,7 +113,7 @@ fn exports_dir(state: &AppState) -> PathBuf {
 /// from its workspace on the host (see [`walk`] for how the walk stays
 /// inside it). Every project's files are there, a `webcontainer`
 /// project's too: the server keeps the copy its tab mirrors.
-pub async fn export_zip(state: &AppState, id: &ProjectId) -> Result<ZipExport, TransferError> {
+pub async fn export_zip(state: &AppState, id: &ProjectId) -> Result<FileExport, TransferError> {
     let name = session::manage::require(state, id).await?.name;
     let workspace = state.projects.workspace(id);
     let exports = exports_dir(state);
@@ -127,38 +123,59 @@ pub async fn export_zip(state: &AppState, id: &ProjectId) -> Result<ZipExport, T
     })
     .await
     .map_err(|e| TransferError::Archive(e.to_string()))??;
-    Ok(ZipExport {
+    Ok(FileExport {
         name,
         file: tokio::fs::File::from_std(file),
         len,
     })
 }
 
-/// The project's conversation JSON: messages, events and files.
+/// The project's conversation JSON (messages, events and files), written
+/// to a temporary file one event and one file at a time (see
+/// [`conversation::Streamed`]).
 pub async fn export_conversation(
     state: &AppState,
     id: &ProjectId,
-) -> Result<ExportedConversation, TransferError> {
+) -> Result<FileExport, TransferError> {
     let handle = api::open_project(state, id).await?;
     // What was published is in the store before it is read.
     handle.session.flush().await;
     let row = session::manage::require(state, &handle.id).await?;
-    let messages = state.store.messages(handle.id.as_str()).await?;
-    let events = state.store.events(handle.id.as_str()).await?.events;
-    let files = project_files(&*handle.runtime).await?;
-    Ok(ExportedConversation {
-        format: conversation::FORMAT.to_owned(),
-        version: conversation::VERSION,
-        project: ExportedProject {
-            name: row.name,
-            created_at: row.created_at,
-        },
-        messages: messages.into_iter().map(Into::into).collect(),
-        events,
-        files: files
-            .into_iter()
-            .map(|(path, bytes)| ExportedFile::new(path, bytes))
-            .collect(),
+    let messages: Vec<ExportedMessage> = state
+        .store
+        .messages(handle.id.as_str())
+        .await?
+        .into_iter()
+        .map(Into::into)
+        .collect();
+    let project = ExportedProject {
+        name: row.name.clone(),
+        created_at: row.created_at,
+    };
+    let out = export::temp_file(&exports_dir(state))?;
+    let mut doc = conversation::Streamed::begin(out, &project, &messages)?;
+    let mut failed = None;
+    state
+        .store
+        .fold_events(handle.id.as_str(), |event| {
+            if failed.is_none() {
+                failed = doc.event(&event).err();
+            }
+        })
+        .await?;
+    if let Some(error) = failed {
+        return Err(error);
+    }
+    doc.files()?;
+    for path in project_file_paths(&*handle.runtime).await? {
+        let bytes = handle.runtime.read_file(&path).await?;
+        doc.file(&ExportedFile::new(path, bytes))?;
+    }
+    let (file, len) = doc.finish()?;
+    Ok(FileExport {
+        name: row.name,
+        file: tokio::fs::File::from_std(file),
+        len,
     })
 }
 

@@ -148,11 +148,21 @@ pub async fn export_conversation(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<impl IntoResponse, V1Error> {
-    let conversation = transfer::export_conversation(&state, &super::project_id(&id)?).await?;
-    let disposition = file_name(&conversation.project.name, "conversation.json");
+    let export = transfer::export_conversation(&state, &super::project_id(&id)?).await?;
+    let body = Body::from_stream(ReaderStream::with_capacity(
+        export.file,
+        transfer::archive::COPY_BUFFER,
+    ));
     Ok((
-        [(header::CONTENT_DISPOSITION, disposition)],
-        Json(conversation),
+        [
+            (header::CONTENT_TYPE, "application/json".to_owned()),
+            (
+                header::CONTENT_DISPOSITION,
+                file_name(&export.name, "conversation.json"),
+            ),
+            (header::CONTENT_LENGTH, export.len.to_string()),
+        ],
+        body,
     ))
 }
 

@@ -126,6 +126,82 @@ impl From<ExportedMessage> for MessageRow {
     }
 }
 
+/// A conversation JSON written piece by piece into a file, so that a long
+/// record and a large project pass through memory one event and one file
+/// at a time: the head with the messages, then [`Streamed::event`] for
+/// each event, [`Streamed::files`], [`Streamed::file`] for each file, and
+/// [`Streamed::finish`]. The document is the one [`ExportedConversation`]
+/// serialises to.
+pub struct Streamed {
+    out: std::io::BufWriter<std::fs::File>,
+    /// Whether the list being written has no item yet.
+    empty: bool,
+}
+
+fn write_error(source: std::io::Error) -> TransferError {
+    TransferError::Io {
+        path: "conversation.json".into(),
+        source,
+    }
+}
+
+impl Streamed {
+    pub fn begin(
+        out: std::fs::File,
+        project: &ExportedProject,
+        messages: &[ExportedMessage],
+    ) -> Result<Streamed, TransferError> {
+        use std::io::Write;
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
+        write!(
+            out,
+            "{{\"format\":\"{FORMAT}\",\"version\":{VERSION},\"project\":"
+        )
+        .map_err(write_error)?;
+        serde_json::to_writer(&mut out, project).map_err(|e| write_error(e.into()))?;
+        out.write_all(b",\"messages\":").map_err(write_error)?;
+        serde_json::to_writer(&mut out, messages).map_err(|e| write_error(e.into()))?;
+        out.write_all(b",\"events\":[").map_err(write_error)?;
+        Ok(Streamed { out, empty: true })
+    }
+
+    fn item(&mut self, item: &impl Serialize) -> Result<(), TransferError> {
+        use std::io::Write;
+        if !std::mem::replace(&mut self.empty, false) {
+            self.out.write_all(b",").map_err(write_error)?;
+        }
+        serde_json::to_writer(&mut self.out, item).map_err(|e| write_error(e.into()))
+    }
+
+    pub fn event(&mut self, event: &Envelope) -> Result<(), TransferError> {
+        self.item(event)
+    }
+
+    /// Ends the events; the files follow.
+    pub fn files(&mut self) -> Result<(), TransferError> {
+        use std::io::Write;
+        self.empty = true;
+        self.out.write_all(b"],\"files\":[").map_err(write_error)
+    }
+
+    pub fn file(&mut self, file: &ExportedFile) -> Result<(), TransferError> {
+        self.item(file)
+    }
+
+    /// Ends the document; the file is rewound, with its length.
+    pub fn finish(mut self) -> Result<(std::fs::File, u64), TransferError> {
+        use std::io::{Seek, SeekFrom, Write};
+        self.out.write_all(b"]}").map_err(write_error)?;
+        let mut file = self
+            .out
+            .into_inner()
+            .map_err(|e| write_error(e.into_error()))?;
+        let len = file.seek(SeekFrom::End(0)).map_err(write_error)?;
+        file.rewind().map_err(write_error)?;
+        Ok((file, len))
+    }
+}
+
 /// Reads a conversation JSON, refusing other formats and versions.
 pub fn parse(bytes: &[u8]) -> Result<ExportedConversation, TransferError> {
     let conversation: ExportedConversation = serde_json::from_slice(bytes)
@@ -190,5 +266,67 @@ mod tests {
         assert!(err.to_string().contains("does not follow"), "{err}");
         let err = parse(b"{}").unwrap_err();
         assert!(matches!(err, TransferError::Conversation(_)), "{err:?}");
+    }
+
+    #[test]
+    fn the_streamed_document_is_the_one_the_struct_writes() {
+        use std::io::Read;
+        let project = ExportedProject {
+            name: "shop \"quoted\"".into(),
+            created_at: 42,
+        };
+        let messages = vec![ExportedMessage {
+            id: "m1".into(),
+            role: Role::User,
+            text: "hello".into(),
+            asked: None,
+            model: None,
+            usage: None,
+            cost_usd: None,
+            finish_reason: None,
+            status: MessageStatus::Complete,
+        }];
+        let events: Vec<Envelope> = (1..=3)
+            .map(|seq| Envelope {
+                seq,
+                event: crate::runtime::session::SessionEvent::Terminal {
+                    text: format!("line {seq}\n"),
+                },
+            })
+            .collect();
+        let files = vec![
+            ExportedFile::new("a.txt".into(), b"text".to_vec()),
+            ExportedFile::new("b.bin".into(), vec![0, 255]),
+        ];
+        let whole = ExportedConversation {
+            format: FORMAT.into(),
+            version: VERSION,
+            project: project.clone(),
+            messages: messages.clone(),
+            events: events.clone(),
+            files: files.clone(),
+        };
+        for (events, files) in [(&events[..], &files[..]), (&[][..], &[][..])] {
+            let mut doc =
+                Streamed::begin(tempfile::tempfile().unwrap(), &project, &messages).unwrap();
+            for event in events {
+                doc.event(event).unwrap();
+            }
+            doc.files().unwrap();
+            for file in files {
+                doc.file(file).unwrap();
+            }
+            let (mut file, len) = doc.finish().unwrap();
+            let mut written = Vec::new();
+            file.read_to_end(&mut written).unwrap();
+            assert_eq!(written.len() as u64, len);
+            let expected = ExportedConversation {
+                events: events.to_vec(),
+                files: files.to_vec(),
+                ..whole.clone()
+            };
+            assert_eq!(written, serde_json::to_vec(&expected).unwrap());
+            assert_eq!(parse(&written).unwrap(), expected);
+        }
     }
 }
