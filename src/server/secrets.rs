@@ -23,6 +23,11 @@ pub const MAX_SECRETS: usize = 64;
 pub const MAX_VALUE_BYTES: usize = 16 * 1024;
 /// Longest name, in bytes.
 pub const MAX_NAME_BYTES: usize = 64;
+/// Most bytes of names and values one project's secrets take in all: they
+/// travel to the sandbox with every process it starts, in a message of
+/// bounded size (`sandbox::wire::MAX_HEADER`, 1 MiB, which this stays far
+/// below even escaped).
+pub const MAX_TOTAL_BYTES: usize = 64 * 1024;
 
 /// Variables the sandbox sets itself; a secret cannot replace them.
 pub const RESERVED: [&str; 16] = [
@@ -56,6 +61,8 @@ pub enum SecretError {
     InvalidValue(String),
     #[error("a project has at most {MAX_SECRETS} secrets")]
     TooMany,
+    #[error("a project's secrets take at most 64 KiB in all")]
+    TooLarge,
     #[error("no secret named {0}")]
     NotFound(String),
     #[error("the secrets cannot be read or written: {0}")]
@@ -126,6 +133,10 @@ impl SecretStore {
             return Err(SecretError::TooMany);
         }
         values.insert(name.to_owned(), value.to_owned());
+        let total: usize = values.iter().map(|(k, v)| k.len() + v.len()).sum();
+        if total > MAX_TOTAL_BYTES {
+            return Err(SecretError::TooLarge);
+        }
         self.save(project, &values)
     }
 
@@ -234,6 +245,16 @@ mod tests {
             Err(SecretError::TooMany)
         );
         store.set(&project(), "K0", "replaced").unwrap();
+        // Values of 16 KiB: the fourth passes the total, and is not kept.
+        let big = "v".repeat(MAX_VALUE_BYTES);
+        for name in ["K1", "K2", "K3"] {
+            store.set(&project(), name, &big).unwrap();
+        }
+        assert_eq!(
+            store.set(&project(), "K4", &big),
+            Err(SecretError::TooLarge)
+        );
+        assert_eq!(store.values(&project()).unwrap()["K4"], "v");
     }
 
     #[test]

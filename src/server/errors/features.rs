@@ -50,7 +50,8 @@ pub fn secret_code(error: &SecretError) -> ErrorCode {
         SecretError::InvalidName(_)
         | SecretError::Reserved(_)
         | SecretError::InvalidValue(_)
-        | SecretError::TooMany => ErrorCode::Invalid,
+        | SecretError::TooMany
+        | SecretError::TooLarge => ErrorCode::Invalid,
     }
 }
 
