@@ -137,10 +137,9 @@ pub async fn export_conversation(
     state: &AppState,
     id: &ProjectId,
 ) -> Result<FileExport, TransferError> {
-    let handle = api::open_project(state, id).await?;
+    let (row, handle) = api::open_project_row(state, id).await?;
     // What was published is in the store before it is read.
     handle.session.flush().await;
-    let row = session::manage::require(state, &handle.id).await?;
     let messages: Vec<ExportedMessage> = state
         .store
         .messages(handle.id.as_str())

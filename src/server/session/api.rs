@@ -74,8 +74,16 @@ pub async fn open_project(
     state: &AppState,
     id: &ProjectId,
 ) -> Result<Arc<ProjectHandle>, ApiError> {
-    super::manage::require(state, id).await?;
-    Ok(state.open_projects.open(state, id).await)
+    Ok(open_project_row(state, id).await?.1)
+}
+
+/// [`open_project`], with the project's row (its name, its creation time).
+pub async fn open_project_row(
+    state: &AppState,
+    id: &ProjectId,
+) -> Result<(crate::server::store::ProjectRow, Arc<ProjectHandle>), ApiError> {
+    let row = super::manage::require(state, id).await?;
+    Ok((row, state.open_projects.open(state, id).await))
 }
 
 /// The project's events from `after` on (see [`super::manage::events`]).
