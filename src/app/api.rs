@@ -126,7 +126,7 @@ pub async fn report_page_error(
 /// start again with a fresh count.
 #[server(endpoint = "try_fix_again")]
 pub async fn try_fix_again(project: ProjectId, alert: u64) -> Result<(), RivetError> {
-    Ok(crate::server::session::fix::try_again_in(&state(), &project, alert).await?)
+    Ok(crate::server::session::fix::try_again(&state(), &project, alert).await?)
 }
 
 /// Gives a port the project's servers listen on a preview address, and

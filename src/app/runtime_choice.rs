@@ -13,7 +13,7 @@ use crate::runtime::project::ProjectId;
 #[server(endpoint = "project_runtime")]
 pub async fn project_runtime(project: ProjectId) -> Result<RuntimeKind, RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
-    Ok(crate::server::session::runtime_choice::project_runtime(&state, &project).await?)
+    Ok(crate::server::session::runtime_choice::runtime_of(&state, &project).await?)
 }
 
 /// Moves the project to another runtime; refused while an answer streams.

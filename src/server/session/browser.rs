@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use futures::channel::mpsc;
 
 use super::ProjectHandle;
-use super::runtime_choice::{RuntimeChoiceError, project_runtime};
+use super::runtime_choice::{RuntimeChoiceError, runtime_of};
 use crate::runtime::host::{EntryKind, RuntimeError, checked_path};
 use crate::runtime::kind::RuntimeKind;
 use crate::runtime::project::ProjectId;
@@ -123,7 +123,7 @@ async fn browser_project(
     state: &AppState,
     project: &ProjectId,
 ) -> Result<Arc<ProjectHandle>, BrowserError> {
-    if project_runtime(state, project).await? != RuntimeKind::Webcontainer {
+    if runtime_of(state, project).await? != RuntimeKind::Webcontainer {
         return Err(BrowserError::NotBrowserProject);
     }
     Ok(state.open_projects.open(state, project).await)

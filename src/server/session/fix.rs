@@ -205,7 +205,7 @@ fn take_over(project: &ProjectHandle) -> CancellationToken {
 
 /// "Try again" on the stop alert `alert_id`: a fresh count of attempts and
 /// tokens, starting with an attempt on the failures the loop stopped on.
-pub async fn try_again(cx: FixContext, alert_id: u64) -> Result<(), TryAgainError> {
+async fn restart(cx: FixContext, alert_id: u64) -> Result<(), TryAgainError> {
     let failures = cx.project.session.read(|s| {
         let alert = s.alerts.iter().find(|a| a.id == alert_id);
         let ids = alert.map(|a| a.fix_results.clone()).unwrap_or_default();
@@ -246,8 +246,9 @@ pub enum TryAgainError {
     Project(#[from] super::api::ApiError),
 }
 
-/// The `try_fix_again` server function: [`try_again`] in `project`.
-pub async fn try_again_in(
+/// Starts the fix loop over from its stop alert `alert_id` in `project`
+/// (the `try_fix_again` server function).
+pub async fn try_again(
     state: &AppState,
     project: &ProjectId,
     alert_id: u64,
@@ -259,7 +260,7 @@ pub async fn try_again_in(
         description: RuntimeDescription::from_config(&state.config),
         config: state.config.fix.clone(),
     };
-    try_again(cx, alert_id).await
+    restart(cx, alert_id).await
 }
 
 /// Follows answers and makes attempts until the failures stop, a limit is

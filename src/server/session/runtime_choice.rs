@@ -21,7 +21,7 @@ pub enum RuntimeChoiceError {
 /// The runtime the project runs on, as its row in the store says; an
 /// unknown stored name reads as `[runtime] default` (the store decides
 /// that, for every row it reads).
-pub async fn project_runtime(
+pub async fn runtime_of(
     state: &AppState,
     id: &ProjectId,
 ) -> Result<RuntimeKind, RuntimeChoiceError> {
@@ -37,7 +37,7 @@ pub async fn set_runtime(
     id: &ProjectId,
     runtime: RuntimeKind,
 ) -> Result<RuntimeKind, RuntimeChoiceError> {
-    project_runtime(state, id).await?;
+    runtime_of(state, id).await?;
     if let Some(handle) = state.open_projects.get(id)
         && super::conversation::is_busy(&handle)
     {
@@ -52,7 +52,7 @@ pub async fn set_runtime(
 
 /// What the system prompt says about where the project's actions run.
 pub async fn description(state: &AppState, id: &ProjectId) -> RuntimeDescription {
-    let kind = match project_runtime(state, id).await {
+    let kind = match runtime_of(state, id).await {
         Ok(kind) => kind,
         Err(error) => {
             tracing::warn!(project = %id.as_str(), %error, "the project's runtime could not be read");
@@ -76,7 +76,7 @@ mod tests {
         for default in RuntimeKind::ALL {
             let (state, _data) = state(default);
             let project = crate::server::state::project_for_tests(&state, "p").await;
-            let got = project_runtime(&state, &project.id).await.unwrap();
+            let got = runtime_of(&state, &project.id).await.unwrap();
             assert_eq!(got, default);
             let row = state.store.project(project.id.as_str()).await.unwrap();
             assert_eq!(row.unwrap().runtime, default);
@@ -94,10 +94,7 @@ mod tests {
         );
         let set = set_runtime(&state, id, RuntimeKind::Sandbox).await.unwrap();
         assert_eq!(set, RuntimeKind::Sandbox);
-        assert_eq!(
-            project_runtime(&state, id).await.unwrap(),
-            RuntimeKind::Sandbox
-        );
+        assert_eq!(runtime_of(&state, id).await.unwrap(), RuntimeKind::Sandbox);
         assert!(matches!(
             description(&state, &project.id).await,
             RuntimeDescription::Sandbox { .. }
@@ -105,7 +102,7 @@ mod tests {
         // Another project keeps the default.
         let other = crate::server::state::project_for_tests(&state, "q").await;
         assert_eq!(
-            project_runtime(&state, &other.id).await.unwrap(),
+            runtime_of(&state, &other.id).await.unwrap(),
             RuntimeKind::Webcontainer
         );
     }
@@ -121,7 +118,7 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, RuntimeChoiceError::Busy), "{err}");
         assert_eq!(
-            project_runtime(&state, &project.id).await.unwrap(),
+            runtime_of(&state, &project.id).await.unwrap(),
             RuntimeKind::Webcontainer
         );
         crate::server::session::conversation::pretend_streaming(&handle, false);
@@ -133,7 +130,7 @@ mod tests {
     #[tokio::test]
     async fn runtime_of_unknown_project_is_not_found() {
         let (state, _data) = state(RuntimeKind::Sandbox);
-        let err = project_runtime(&state, &ProjectId::parse("nosuchproject").unwrap())
+        let err = runtime_of(&state, &ProjectId::parse("nosuchproject").unwrap())
             .await
             .unwrap_err();
         assert!(matches!(err, RuntimeChoiceError::Project(_)), "{err}");
@@ -164,7 +161,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            project_runtime(&state, &project.id).await.unwrap(),
+            runtime_of(&state, &project.id).await.unwrap(),
             RuntimeKind::Webcontainer
         );
         assert_eq!(
