@@ -3,7 +3,8 @@ import { newProject, queueFaults, send, TOKEN } from './helpers';
 
 test('an answer streams into the chat with its usage', async ({ page }) => {
   await newProject(page);
-  await queueFaults({ 'chunk-size': 4, 'chunk-delay-ms': 40, when: 'hello there' });
+  // Slow enough (about 4 s) to be seen streaming even on a cold first page.
+  await queueFaults({ 'chunk-size': 4, 'chunk-delay-ms': 100, when: 'hello there' });
   await send(page, 'hello there');
   const answer = page.getByTestId('message-assistant');
   await expect(answer).toHaveAttribute('data-status', 'streaming');
