@@ -133,13 +133,28 @@ async fn an_unknown_project_or_route_is_a_json_404_with_a_code() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn requests_without_the_token_are_refused() {
-    let (_mock, server) = server().await;
-    let response = reqwest::Client::new()
-        .get(server.url("/projects"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    let (mock, server) = server().await;
+    let project = server.create("guarded").await;
+    let anonymous = reqwest::Client::new();
+    let requests = [
+        anonymous.get(server.url("/projects")),
+        anonymous.get(server.url(&format!("/projects/{project}/secrets"))),
+        anonymous
+            .put(server.url(&format!("/projects/{project}/secrets/KEY")))
+            .body("value"),
+        anonymous
+            .post(server.url(&format!("/projects/{project}/enhance")))
+            .json(&json!({"text": "todo app"})),
+    ];
+    for request in requests {
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    }
+    // Nothing was kept or asked.
+    let url = server.url(&format!("/projects/{project}/secrets"));
+    let (_, listed) = server.json(server.http.get(&url)).await;
+    assert_eq!(listed, json!({"secrets": []}));
+    assert!(mock.log().await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]

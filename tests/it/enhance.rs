@@ -8,11 +8,7 @@ use serde_json::{Value, json};
 
 use super::api_v1::Server;
 use super::llm::Mock;
-
-const PRICES: [(&str, &str); 2] = [
-    ("RIVET_LLM_PRICE_INPUT", "1000"),
-    ("RIVET_LLM_PRICE_OUTPUT", "2000"),
-];
+use super::spend::PRICES;
 
 async fn enhance(server: &Server, project: &str, text: &str) -> (StatusCode, Value) {
     let url = server.url(&format!("/projects/{project}/enhance"));

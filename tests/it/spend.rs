@@ -13,7 +13,7 @@ use super::llm::Mock;
 
 /// $1,000 per million prompt tokens and $2,000 per million answer tokens:
 /// a scripted answer costs a few dollars.
-const PRICES: [(&str, &str); 2] = [
+pub(crate) const PRICES: [(&str, &str); 2] = [
     ("RIVET_LLM_PRICE_INPUT", "1000"),
     ("RIVET_LLM_PRICE_OUTPUT", "2000"),
 ];
