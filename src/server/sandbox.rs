@@ -51,6 +51,7 @@ use self::runtime::ProjectEntry;
 use crate::runtime::host::{Runtime, RuntimeError};
 use crate::runtime::project::ProjectId;
 use crate::server::config::{Config, SandboxConfig};
+use crate::server::secrets::SecretStore;
 use crate::server::state::AppState;
 
 /// Whether commands run in a sandbox, or (`--unsafe-no-sandbox`) directly on
@@ -122,12 +123,15 @@ pub struct SandboxManager {
     on_close: Mutex<Vec<ProjectClosed>>,
     /// Who hears of a project going over its disk quota (its session).
     on_quota: Mutex<Vec<QuotaExceeded>>,
+    /// The projects' secrets, which every process started gets.
+    secrets: SecretStore,
 }
 
 impl SandboxManager {
     /// A manager that checks the host on first use (see [`Self::check`]).
     pub fn new(settings: SandboxSettings) -> Arc<SandboxManager> {
         Arc::new(SandboxManager {
+            secrets: SecretStore::new(&settings.data_dir),
             settings,
             host: OnceLock::new(),
             projects: Mutex::new(HashMap::new()),
@@ -161,6 +165,11 @@ impl SandboxManager {
 
     pub fn settings(&self) -> &SandboxSettings {
         &self.settings
+    }
+
+    /// Where the projects' secrets are kept (their processes get them).
+    pub fn secrets(&self) -> &SecretStore {
+        &self.secrets
     }
 
     pub fn limits(&self) -> Limits {

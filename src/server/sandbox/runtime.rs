@@ -18,7 +18,6 @@ use crate::runtime::host::{
     RuntimeError, checked_path,
 };
 use crate::runtime::project::ProjectId;
-use crate::server::secrets::SecretStore;
 use crate::server::secrets::mask::Masker;
 
 /// A project as the manager tracks it; it outlives each of its sandboxes.
@@ -153,7 +152,8 @@ impl ProjectRuntime {
 
     /// The project's secrets, for a process about to start.
     fn secrets(&self) -> Result<BTreeMap<String, String>, RuntimeError> {
-        SecretStore::new(&self.manager.settings().data_dir)
+        self.manager
+            .secrets()
             .values(&self.entry.id)
             .map_err(|e| RuntimeError::Unavailable(e.to_string()))
     }
@@ -337,7 +337,8 @@ impl Runtime for ProjectRuntime {
     }
 
     async fn secret_names(&self) -> Vec<String> {
-        SecretStore::new(&self.manager.settings().data_dir)
+        self.manager
+            .secrets()
             .names(&self.entry.id)
             .unwrap_or_default()
     }

@@ -23,6 +23,7 @@ use crate::runtime::build_result::report::{capitalised, failure_report};
 use crate::runtime::build_result::{BuildResult, Stage};
 use crate::runtime::host::Runtime;
 use crate::runtime::project::ProjectId;
+use crate::runtime::protocol::ActionKind;
 use crate::runtime::session::{
     AnswerFormat, FixAttempt, FixReason, MessageStatus, SessionEvent, SessionState,
 };
@@ -416,7 +417,7 @@ async fn settle(cx: &FixContext, cancel: &CancellationToken, since: u64) -> bool
                 .artifacts
                 .iter()
                 .flat_map(|a| &a.actions)
-                .any(|e| e.kind.type_name() == "start");
+                .any(|e| matches!(e.kind, ActionKind::Start));
             (!failures_after(s, since).is_empty(), serving, starting)
         });
         if serving && ready.is_none() {

@@ -6,8 +6,9 @@ use crate::server::secrets::SecretStore;
 use crate::server::session::api::ApiError;
 use crate::server::state::AppState;
 
-fn store(state: &AppState) -> SecretStore {
-    SecretStore::new(&state.config.server.data_dir)
+/// The one store, which the sandbox reads when it starts a process.
+fn store(state: &AppState) -> &SecretStore {
+    state.sandbox.secrets()
 }
 
 /// The names of the project's secrets, sorted.
