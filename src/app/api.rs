@@ -32,13 +32,20 @@ pub async fn send_message(
     text: String,
     #[server(default)] model: Option<String>,
     #[server(default)] mode: Option<Mode>,
+    #[server(default)] chat: Option<crate::runtime::session::ChatId>,
 ) -> Result<(), RivetError> {
-    let options = crate::server::session::api::SendOptions { model, mode };
+    let options = crate::server::session::api::SendOptions { model, mode, chat };
     Ok(
         crate::server::session::api::send(&state(), &project, text, options)
             .await
             .map(drop)?,
     )
+}
+
+/// Opens another chat on the project (see `session::chats`).
+#[server(endpoint = "open_chat")]
+pub async fn open_chat(project: ProjectId) -> Result<crate::runtime::session::Chat, RivetError> {
+    Ok(crate::server::session::api::open_chat(&state(), &project).await?)
 }
 
 /// The models the configured provider lists, for the composer's picker.

@@ -18,10 +18,13 @@ mod model_pick;
 mod plan;
 mod spend;
 mod step_diff;
+mod tabs;
 
 use leptos::prelude::*;
 
+use crate::app::context::OpenChat;
 use crate::app::lazy::lazy_view;
+use crate::runtime::session::ChatId;
 
 use super::session::SessionStore;
 use super::settings::LlmSettings;
@@ -30,9 +33,23 @@ use super::settings::LlmSettings;
 pub fn ChatPane() -> impl IntoView {
     let store = expect_context::<SessionStore>();
     provide_context(card_memory::CardMemory::default());
+    let open = RwSignal::new(ChatId::main());
+    provide_context(OpenChat(open));
     let ids = move || {
         store.messages.track();
-        store.with(|s| s.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>())
+        open.with(|chat| {
+            store.with(|s| {
+                s.messages
+                    .iter()
+                    .filter(|m| m.chat == *chat)
+                    .map(|m| m.id.clone())
+                    .collect::<Vec<_>>()
+            })
+        })
+    };
+    let opening = move || {
+        store.messages.track();
+        open.with(|chat| tabs::opening(store, chat))
     };
     let settings = LlmSettings::expect();
     let not_configured = move || settings.current().is_some_and(|s| !s.configured);
@@ -47,9 +64,21 @@ pub fn ChatPane() -> impl IntoView {
 
     view! {
         <section class="chat-pane" aria-label="Chat">
+            <tabs::ChatTabs />
             <ol class="message-list" data-testid="message-list">
                 <Show when=move || ids().is_empty()>
                     <li class="chat-empty">
+                        {move || {
+                            opening()
+                                .map(|note| {
+                                    view! {
+                                        <p data-testid="chat-opening">
+                                            "A new chat on this project. Its requests start from this note, not from the other chats:"
+                                        </p>
+                                        <pre class="chat-opening">{note}</pre>
+                                    }
+                                })
+                        }}
                         <p>"Describe an app and the model will build it here."</p>
                         <Show when=not_configured>
                             <p class="chat-hint">

@@ -7,3 +7,7 @@ use crate::runtime::project::ProjectId;
 /// The project the page shows, from the `/p/{project}` path.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CurrentProject(pub ProjectId);
+
+/// The chat the chat pane shows, where the composer's messages go.
+#[derive(Clone, Copy)]
+pub struct OpenChat(pub leptos::prelude::RwSignal<crate::runtime::session::ChatId>);

@@ -8,6 +8,7 @@
 
 mod agent;
 mod answer_format;
+mod chat;
 mod context;
 mod event;
 mod lines;
@@ -15,6 +16,7 @@ mod state;
 
 pub use agent::{AgentRun, AgentStep, Decision, Mode, StepChange, StepStatus};
 pub use answer_format::AnswerFormat;
+pub use chat::{Chat, ChatId, MAX_CHATS};
 pub use context::{ContextSummary, ContextUse, RulesSettings};
 // Defined with the actions, so that a build result can name its action
 // without the session; the events carry it, so the session names it too.

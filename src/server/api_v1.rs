@@ -61,6 +61,14 @@ pub fn routes() -> Router<AppState> {
             get(messages::list).post(messages::send),
         )
         .route(
+            "/api/v1/projects/{id}/chats",
+            get(messages::chats).post(messages::open_chat),
+        )
+        .route(
+            "/api/v1/projects/{id}/chats/{chat}/messages",
+            get(messages::list_in_chat).post(messages::send_in_chat),
+        )
+        .route(
             "/api/v1/projects/{id}/files/{*path}",
             get(files::read).put(files::write).delete(files::delete),
         )

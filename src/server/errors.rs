@@ -23,7 +23,9 @@ pub fn api_code(error: &ApiError) -> ErrorCode {
         | ApiError::NotRetryable(_)
         | ApiError::NotText(_)
         | ApiError::InvalidBudget
-        | ApiError::DraftTooLong => ErrorCode::Invalid,
+        | ApiError::DraftTooLong
+        | ApiError::TooManyChats => ErrorCode::Invalid,
+        ApiError::ChatNotFound(_) => ErrorCode::NotFound,
         ApiError::Llm(_) => ErrorCode::Unavailable,
         ApiError::BudgetExceeded { .. } => ErrorCode::BudgetExceeded,
         ApiError::Preview(PreviewError::AllInUse { .. } | PreviewError::NoAddress { .. }) => {

@@ -8,6 +8,7 @@ pub mod agent;
 pub mod api;
 pub mod browser;
 pub mod budget;
+mod chats;
 pub mod checkpoints;
 mod context;
 mod conversation;

@@ -145,6 +145,11 @@ async fn requests_without_the_token_are_refused() {
         anonymous
             .post(server.url(&format!("/projects/{project}/enhance")))
             .json(&json!({"text": "todo app"})),
+        anonymous.get(server.url(&format!("/projects/{project}/chats"))),
+        anonymous.post(server.url(&format!("/projects/{project}/chats"))),
+        anonymous
+            .post(server.url(&format!("/projects/{project}/chats/main/messages")))
+            .json(&json!({"text": "hello greeting"})),
     ];
     for request in requests {
         let response = request.send().await.unwrap();
@@ -154,6 +159,9 @@ async fn requests_without_the_token_are_refused() {
     let url = server.url(&format!("/projects/{project}/secrets"));
     let (_, listed) = server.json(server.http.get(&url)).await;
     assert_eq!(listed, json!({"secrets": []}));
+    let url = server.url(&format!("/projects/{project}/chats"));
+    let (_, chats) = server.json(server.http.get(&url)).await;
+    assert_eq!(chats.as_array().map(Vec::len), Some(1), "{chats}");
     assert!(mock.log().await.is_empty());
 }
 

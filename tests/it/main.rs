@@ -6,6 +6,7 @@ mod agent;
 mod api_v1;
 mod api_v1_control;
 mod chat;
+mod chats;
 mod checkpoints;
 mod enhance;
 mod llm;

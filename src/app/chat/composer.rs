@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::app::api::{RivetError, send_message, stop_run};
-use crate::app::context::CurrentProject;
+use crate::app::context::{CurrentProject, OpenChat};
 use crate::app::lazy::lazy_view;
 use crate::app::session::SessionStore;
 
@@ -11,6 +11,7 @@ use crate::app::session::SessionStore;
 pub fn Composer() -> impl IntoView {
     let store = expect_context::<SessionStore>();
     let project = expect_context::<CurrentProject>().0;
+    let chat = expect_context::<OpenChat>().0;
     let draft = RwSignal::new(String::new());
     let error = RwSignal::new(None::<RivetError>);
     let model = RwSignal::new(String::new());
@@ -21,7 +22,13 @@ pub fn Composer() -> impl IntoView {
         let project = project.clone();
         move |text: &String| {
             let picked = Some(model.get_untracked()).filter(|m| !m.is_empty());
-            send_message(project.clone(), text.clone(), picked, None)
+            send_message(
+                project.clone(),
+                text.clone(),
+                picked,
+                None,
+                Some(chat.get_untracked()),
+            )
         }
     });
     let stop = Action::new(move |_: &()| stop_run(project.clone()));

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::app::api::{Mode, send_message};
-use crate::app::context::CurrentProject;
+use crate::app::context::{CurrentProject, OpenChat};
 use crate::app::session::SessionStore;
 
 /// The message that asks for the plan to be built; the model sees the plan
@@ -15,12 +15,14 @@ const BUILD_THE_PLAN: &str = "Build the plan above.";
 pub fn BuildPlan() -> impl IntoView {
     let store = expect_context::<SessionStore>();
     let project = expect_context::<CurrentProject>().0;
+    let chat = expect_context::<OpenChat>().0;
     let build = Action::new(move |_: &()| {
         send_message(
             project.clone(),
             BUILD_THE_PLAN.to_owned(),
             None,
             Some(Mode::Build),
+            Some(chat.get_untracked()),
         )
     });
     view! {

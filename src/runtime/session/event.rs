@@ -280,6 +280,10 @@ pub enum SessionEvent {
         message_id: String,
         sources: Vec<String>,
     },
+    /// The person opened another chat on the project.
+    ChatOpened {
+        chat: super::chat::Chat,
+    },
     /// The model that answers.
     AnswerModel {
         message_id: String,

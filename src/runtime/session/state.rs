@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::agent::{AgentRun, AgentStep, Mode};
+use super::chat::{Chat, ChatId};
 use super::event::{ActionStatus, Alert, FixAttempt, MessageStatus, Preview, SessionEvent};
 use crate::runtime::action::ActionRef;
 use crate::runtime::build_result::BuildResult;
@@ -71,6 +72,9 @@ pub struct Message {
     /// What the answer cost in dollars, when its model's price is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The chat the message belongs to.
+    #[serde(default, skip_serializing_if = "ChatId::is_main")]
+    pub chat: ChatId,
 }
 
 impl Message {
@@ -91,6 +95,7 @@ impl Message {
             model: None,
             plan: false,
             cost_usd: None,
+            chat: ChatId::main(),
         }
     }
 
@@ -111,6 +116,7 @@ impl Message {
             model: None,
             plan: false,
             cost_usd: None,
+            chat: ChatId::main(),
         }
     }
 
@@ -183,6 +189,9 @@ pub struct SessionState {
     /// What requests beside the conversation cost (`SideCost`).
     #[serde(default)]
     pub side_usd: f64,
+    /// The chats opened beside the first one, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chats: Vec<Chat>,
 }
 
 /// What an event changed, so a renderer can update only that.
@@ -191,7 +200,7 @@ pub enum Touched {
     Nothing,
     /// Everything (a snapshot).
     All,
-    /// The message list gained a message.
+    /// The message list gained a message (or the chats a chat).
     Messages,
     Message(String),
     Artifact {
@@ -468,6 +477,12 @@ impl SessionState {
                 message_id,
                 sources,
             } => self.update_message(message_id, |m| m.rules.clone_from(sources)),
+            SessionEvent::ChatOpened { chat } => {
+                if !self.chats.iter().any(|c| c.id == chat.id) {
+                    self.chats.push(chat.clone());
+                }
+                Touched::Messages
+            }
             SessionEvent::AnswerModel { message_id, model } => {
                 self.update_message(message_id, |m| m.model = Some(model.clone()))
             }

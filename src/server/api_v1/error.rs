@@ -70,6 +70,8 @@ impl From<ApiError> for V1Error {
             ApiError::InvalidBudget => "invalid_budget",
             ApiError::DraftTooLong => "draft_too_long",
             ApiError::Llm(_) => "llm",
+            ApiError::ChatNotFound(_) => "chat_not_found",
+            ApiError::TooManyChats => "too_many_chats",
             ApiError::Secret(SecretError::NotFound(_)) => "secret_not_found",
             ApiError::Secret(SecretError::Io(_)) => "storage",
             ApiError::Secret(_) => "invalid_secret",

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 
 use super::{V1Error, project_id};
-use crate::runtime::session::{MessageStatus, Role};
+use crate::runtime::session::{Chat, ChatId, MessageStatus, Role};
 use crate::server::session::api;
 use crate::server::state::AppState;
 use crate::server::store::MessageRow;
@@ -85,13 +85,34 @@ impl From<MessageRow> for MessageJson {
     }
 }
 
+/// Sends to the project's first chat (or the body's `"chat"`).
 pub async fn send(
     State(state): State<AppState>,
     Path(id): Path<String>,
     body: Result<Json<NewMessage>, JsonRejection>,
 ) -> Result<(StatusCode, Json<Sent>), V1Error> {
-    let Json(NewMessage { text, options }) = body?;
-    let sent = api::send(&state, &project_id(&id)?, text, options).await?;
+    send_to(state, &id, None, body?.0).await
+}
+
+/// Sends to the chat the path names.
+pub async fn send_in_chat(
+    State(state): State<AppState>,
+    Path((id, chat)): Path<(String, String)>,
+    body: Result<Json<NewMessage>, JsonRejection>,
+) -> Result<(StatusCode, Json<Sent>), V1Error> {
+    send_to(state, &id, Some(chat_id(&chat)?), body?.0).await
+}
+
+async fn send_to(
+    state: AppState,
+    id: &str,
+    chat: Option<ChatId>,
+    NewMessage { text, mut options }: NewMessage,
+) -> Result<(StatusCode, Json<Sent>), V1Error> {
+    if chat.is_some() {
+        options.chat = chat;
+    }
+    let sent = api::send(&state, &project_id(id)?, text, options).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Sent {
@@ -101,10 +122,48 @@ pub async fn send(
     ))
 }
 
+/// The first chat's messages.
 pub async fn list(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<MessageJson>>, V1Error> {
-    let rows = api::messages(&state, &project_id(&id)?).await?;
+    list_of(state, &id, ChatId::main()).await
+}
+
+/// The messages of the chat the path names.
+pub async fn list_in_chat(
+    State(state): State<AppState>,
+    Path((id, chat)): Path<(String, String)>,
+) -> Result<Json<Vec<MessageJson>>, V1Error> {
+    list_of(state, &id, chat_id(&chat)?).await
+}
+
+async fn list_of(
+    state: AppState,
+    id: &str,
+    chat: ChatId,
+) -> Result<Json<Vec<MessageJson>>, V1Error> {
+    let rows = api::messages(&state, &project_id(id)?, &chat).await?;
     Ok(Json(rows.into_iter().map(MessageJson::from).collect()))
+}
+
+/// The project's chats, the first one first.
+pub async fn chats(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<Chat>>, V1Error> {
+    Ok(Json(api::chats(&state, &project_id(&id)?).await?))
+}
+
+/// Opens another chat on the project.
+pub async fn open_chat(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Chat>), V1Error> {
+    let chat = api::open_chat(&state, &project_id(&id)?).await?;
+    Ok((StatusCode::CREATED, Json(chat)))
+}
+
+fn chat_id(text: &str) -> Result<ChatId, V1Error> {
+    ChatId::parse(text).ok_or_else(|| api::ApiError::ChatNotFound(text.to_owned()).into())
 }

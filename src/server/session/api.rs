@@ -15,7 +15,7 @@ use crate::runtime::action::ProjectPath;
 use crate::runtime::host::RuntimeError;
 use crate::runtime::project::{InvalidProjectId, ProjectId};
 use crate::runtime::runner::PreviewError;
-use crate::runtime::session::{Decision, FileChange, Mode, SessionEvent};
+use crate::runtime::session::{Chat, ChatId, Decision, FileChange, Mode, SessionEvent};
 use crate::server::checkpoint::CheckpointError;
 use crate::server::projects::ProjectError;
 use crate::server::state::AppState;
@@ -65,6 +65,10 @@ pub enum ApiError {
     DraftTooLong,
     #[error(transparent)]
     Llm(#[from] crate::runtime::llm::LlmError),
+    #[error("the project has no chat {0}")]
+    ChatNotFound(String),
+    #[error("a project has at most {} chats", crate::runtime::session::MAX_CHATS)]
+    TooManyChats,
 }
 
 /// The handle of a project that exists. Every operation below starts here;
@@ -99,12 +103,30 @@ pub async fn events(
     super::manage::events(state, &handle, after).await
 }
 
-/// The conversation's messages as stored. Opening the project first
-/// settles an answer a stopped server left streaming.
-pub async fn messages(state: &AppState, project: &ProjectId) -> Result<Vec<MessageRow>, ApiError> {
+/// The messages of one of the project's chats as stored. Opening the
+/// project first settles an answer a stopped server left streaming.
+pub async fn messages(
+    state: &AppState,
+    project: &ProjectId,
+    chat: &ChatId,
+) -> Result<Vec<MessageRow>, ApiError> {
     let handle = open_project(state, project).await?;
+    super::chats::require(&handle, chat)?;
     handle.session.flush().await;
-    Ok(state.store.messages(project.as_str()).await?)
+    let rows = state.store.messages(project.as_str()).await?;
+    Ok(super::chats::of_chat(&handle, chat, rows))
+}
+
+/// The project's chats, the first one first.
+pub async fn chats(state: &AppState, project: &ProjectId) -> Result<Vec<Chat>, ApiError> {
+    let handle = open_project(state, project).await?;
+    Ok(super::chats::list(&handle))
+}
+
+/// Opens another chat on the project.
+pub async fn open_chat(state: &AppState, project: &ProjectId) -> Result<Chat, ApiError> {
+    let handle = open_project(state, project).await?;
+    super::chats::open(&handle).await
 }
 
 /// The project's checkpoints, oldest first.
@@ -141,6 +163,9 @@ pub struct SendOptions {
     pub model: Option<String>,
     #[serde(default)]
     pub mode: Option<crate::runtime::session::Mode>,
+    /// The chat the message goes to; the first one when left out.
+    #[serde(default)]
+    pub chat: Option<ChatId>,
 }
 
 /// The person's message and its answer (see [`conversation::send`]).

@@ -17,7 +17,9 @@ use super::api::ApiError;
 use super::fix::{self, FixContext};
 use super::project::ProjectHandle;
 use super::turn::{self, Answer};
-use crate::runtime::session::{FixAttempt, Message, MessageStatus, Mode, Role, SessionEvent};
+use crate::runtime::session::{
+    ChatId, FixAttempt, Message, MessageStatus, Mode, Role, SessionEvent,
+};
 use crate::server::llm::client::ChatMessage;
 use crate::server::state::AppState;
 use crate::server::store::MessageRow;
@@ -66,9 +68,12 @@ pub async fn send(
     text: &str,
     options: super::api::SendOptions,
 ) -> Result<Sent, ApiError> {
+    let chat = options.chat.unwrap_or_default();
+    super::chats::require(handle, &chat)?;
     super::budget::check(handle, state.llm.default_budget())?;
     let cancel = claim(handle)?;
     // Only once the message is taken: a refused one changes nothing.
+    switch_chat(handle, &chat);
     if let Some(mode) = options.mode {
         super::agent::set_mode(handle, mode);
     }
@@ -134,6 +139,7 @@ pub async fn retry(
     };
     super::budget::check(handle, state.llm.default_budget())?;
     let cancel = claim(handle)?;
+    switch_chat(handle, &super::chats::chat_of(handle, message_id));
     super::checkpoints::before_message(handle).await;
     drop_unfinished(handle);
     let mut history = handle.conversation().history.clone();
@@ -214,12 +220,12 @@ fn record_user(
     text: &str,
     automatic: Option<FixAttempt>,
 ) -> (String, Vec<ChatMessage>) {
-    let (id, history) = {
+    let (id, history, chat) = {
         let mut conversation = handle.conversation();
         let id = conversation.next_id();
         let mut history = conversation.history.clone();
         history.push(ChatMessage::user(text.to_owned()));
-        (id, history)
+        (id, history, conversation.chat.clone())
     };
     if automatic.is_none() {
         handle.session.save_message(MessageRow {
@@ -236,6 +242,7 @@ fn record_user(
     }
     let mut message = Message::user(id.clone(), text.to_owned());
     message.automatic = automatic;
+    message.chat = chat;
     handle.publish(SessionEvent::MessageAdded { message });
     (id, history)
 }
@@ -296,6 +303,17 @@ fn stop_fixing(handle: &ProjectHandle) {
     if let Some(fixing) = handle.conversation().fixing.take() {
         fixing.cancel();
     }
+}
+
+/// Makes `chat` the one the next answer belongs to (the slot is held). An
+/// interrupted answer in the chat left behind is ended: its Continue would
+/// follow another chat's changes.
+fn switch_chat(handle: &ProjectHandle, chat: &ChatId) {
+    if handle.conversation().chat == *chat {
+        return;
+    }
+    drop_unfinished(handle);
+    handle.conversation().switch_to(chat);
 }
 
 /// Ends an interrupted answer that will not be continued, so its open

@@ -14,7 +14,7 @@ use crate::runtime::host::Runtime;
 use crate::runtime::project::ProjectId;
 use crate::runtime::protocol::Parser;
 use crate::runtime::runner::{PreviewHooks, Runner, RunnerContext};
-use crate::runtime::session::SessionEvent;
+use crate::runtime::session::{ChatId, SessionEvent};
 use crate::server::llm::client::ChatMessage;
 
 /// How long a dev server may take to open its port.
@@ -51,12 +51,56 @@ pub struct Conversation {
     /// The model the person picked for their latest message (`None`: the
     /// configured one); its fix attempts, Retry and Continue use it too.
     pub model: Option<String>,
+    /// The chat `history`, `summary` and `model` belong to: the one the
+    /// latest answer was in.
+    pub chat: ChatId,
+    /// The other chats' turns, while another chat is answered.
+    parked: BTreeMap<ChatId, Thread>,
+}
+
+/// What a chat keeps of its own while another one is answered.
+#[derive(Default)]
+pub struct Thread {
+    pub history: Vec<ChatMessage>,
+    pub summary: Option<super::summary::Summary>,
+    pub model: Option<String>,
 }
 
 impl Conversation {
     pub fn next_id(&mut self) -> String {
         self.next_message += 1;
         format!("m{}", self.next_message)
+    }
+
+    /// Makes `chat` the one the next answer belongs to; the chat it leaves
+    /// keeps its turns for later. An interrupted answer is not carried
+    /// along: close it first (see `conversation::switch_chat`).
+    pub fn switch_to(&mut self, chat: &ChatId) {
+        if self.chat == *chat {
+            return;
+        }
+        let leaving = Thread {
+            history: std::mem::take(&mut self.history),
+            summary: self.summary.take(),
+            model: self.model.take(),
+        };
+        self.parked.insert(self.chat.clone(), leaving);
+        let arriving = self.parked.remove(chat).unwrap_or_default();
+        self.history = arriving.history;
+        self.summary = arriving.summary;
+        self.model = arriving.model;
+        self.chat = chat.clone();
+    }
+
+    /// Sets a chat's turns as they were rebuilt from the store.
+    pub fn set_thread(&mut self, chat: ChatId, thread: Thread) {
+        if chat == self.chat {
+            self.history = thread.history;
+            self.summary = thread.summary;
+            self.model = thread.model;
+        } else {
+            self.parked.insert(chat, thread);
+        }
     }
 }
 

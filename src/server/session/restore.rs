@@ -6,10 +6,12 @@
 //! previews are closed.
 
 use super::hub::Session;
-use super::project::{Conversation, Unfinished};
+use std::collections::{BTreeMap, HashMap};
+
+use super::project::{Conversation, Thread, Unfinished};
 use crate::runtime::protocol::Parser;
 use crate::runtime::session::{
-    ActionRef, ActionStatus, MessageStatus, Role, SessionEvent, SessionState,
+    ActionRef, ActionStatus, ChatId, MessageStatus, Role, SessionEvent, SessionState,
 };
 use crate::server::llm::client::ChatMessage;
 use crate::server::store::{MessageRow, ProjectRow, Store, StoreError};
@@ -51,24 +53,38 @@ pub async fn load(store: &Store, project: &ProjectRow) -> Result<Restored, Store
 }
 
 /// The conversation the stored messages describe: each finished answer
-/// adds the question it answered and itself, as it did when it finished.
+/// adds the question it answered and itself to its chat's turns, as it did
+/// when it finished. The chat of the latest message is the current one.
 pub fn conversation(state: &SessionState, messages: &[MessageRow]) -> Conversation {
+    let chats: HashMap<&str, &ChatId> = state
+        .messages
+        .iter()
+        .map(|m| (m.id.as_str(), &m.chat))
+        .collect();
+    let chat_of = |id: &str| chats.get(id).map_or_else(ChatId::main, |c| (*c).clone());
     let mut conversation = Conversation::default();
+    let mut threads: BTreeMap<ChatId, Thread> = BTreeMap::new();
     for message in messages {
-        if let Some(asked) = &message.asked {
-            conversation.asked.insert(message.id.clone(), asked.clone());
-            if matches!(
-                message.status,
-                MessageStatus::Complete | MessageStatus::Stopped
-            ) {
-                conversation.history.push(ChatMessage::user(asked.clone()));
-                conversation
-                    .history
-                    .push(ChatMessage::assistant(message.text.clone()));
-            }
+        let Some(asked) = &message.asked else {
+            continue;
+        };
+        conversation.asked.insert(message.id.clone(), asked.clone());
+        if matches!(
+            message.status,
+            MessageStatus::Complete | MessageStatus::Stopped
+        ) {
+            let history = &mut threads.entry(chat_of(&message.id)).or_default().history;
+            history.push(ChatMessage::user(asked.clone()));
+            history.push(ChatMessage::assistant(message.text.clone()));
         }
     }
-    conversation.summary = super::summary::restored(state, conversation.history.len());
+    conversation.chat = messages
+        .last()
+        .map_or_else(ChatId::main, |m| chat_of(&m.id));
+    for (chat, mut thread) in threads {
+        thread.summary = super::summary::restored(state, &chat, thread.history.len());
+        conversation.set_thread(chat, thread);
+    }
     conversation.unfinished = unfinished(&conversation, messages.last());
     conversation.next_message = messages
         .iter()

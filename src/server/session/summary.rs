@@ -4,7 +4,7 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::runtime::session::SessionState;
+use crate::runtime::session::{ChatId, SessionState};
 
 use crate::server::llm::ResolvedLlm;
 use crate::server::llm::budget::fit::{Window, truncate_to};
@@ -80,13 +80,14 @@ pub async fn summarize(
     }
 }
 
-/// The latest summary the session's events kept, for a conversation of
-/// `history_len` messages rebuilt after a restart.
-pub fn restored(state: &SessionState, history_len: usize) -> Option<Summary> {
+/// The latest summary the session's events kept for `chat`, whose turns
+/// rebuilt after a restart are `history_len` messages.
+pub fn restored(state: &SessionState, chat: &ChatId, history_len: usize) -> Option<Summary> {
     let kept = state
         .messages
         .iter()
         .rev()
+        .filter(|m| m.chat == *chat)
         .find_map(|m| m.context_summary.as_ref())?;
     let covered = usize::try_from(kept.covers).unwrap_or(usize::MAX);
     Some(Summary {
@@ -135,7 +136,8 @@ mod tests {
     fn the_latest_kept_summary_is_restored_within_the_history() {
         use crate::runtime::session::{ContextSummary, Message, SessionEvent};
         let mut state = SessionState::default();
-        assert_eq!(restored(&state, 10), None);
+        let main = ChatId::main();
+        assert_eq!(restored(&state, &main, 10), None);
         for (id, covers, text) in [("m2", 4, "first"), ("m4", 8, "second")] {
             state.apply(&SessionEvent::MessageAdded {
                 message: Message::assistant(id),
@@ -152,9 +154,11 @@ mod tests {
             covered,
             text: "second".into(),
         };
-        assert_eq!(restored(&state, 10), Some(summary(8)));
+        assert_eq!(restored(&state, &main, 10), Some(summary(8)));
+        // Another chat's summary is its own.
+        assert_eq!(restored(&state, &ChatId::numbered(2), 10), None);
         // A shorter rebuilt history is never skipped past its end.
-        assert_eq!(restored(&state, 6), Some(summary(6)));
+        assert_eq!(restored(&state, &main, 6), Some(summary(6)));
     }
 
     #[test]

@@ -65,7 +65,7 @@ pub async fn run(
     };
     record_model(&project, &mut saved, &message_id, &llm_config.model);
     let mut ctx = prompt_context(&project, runtime_description).await;
-    ctx.rules = include_rules(&project, &llm, &message_id).await;
+    ctx.rules = include_rules(&project, &llm, &message_id).await + &chat_opening(&project);
     ctx.plan = plan;
     let (base_url, model) = (llm_config.base_url.clone(), llm_config.model.clone());
     ctx.remind_format = llm.format_slips().needs_reminder(&base_url, &model);
@@ -238,11 +238,11 @@ pub fn new_answer(
     asked: &str,
     plan: bool,
 ) -> Answer {
-    let message_id = {
+    let (message_id, chat) = {
         let mut conversation = project.conversation();
         let id = conversation.next_id();
         conversation.asked.insert(id.clone(), asked.to_owned());
-        id
+        (id, conversation.chat.clone())
     };
     project
         .answer_before
@@ -253,6 +253,7 @@ pub fn new_answer(
     SavedAnswer::new(&message_id, Some(asked.to_owned()), "").save(&project.session);
     let mut message = Message::assistant(message_id.clone());
     message.plan = plan;
+    message.chat = chat;
     project.publish(SessionEvent::MessageAdded { message });
     Answer {
         parser: Parser::new(message_id.clone()),
@@ -344,6 +345,17 @@ pub async fn include_rules(project: &ProjectHandle, llm: &LlmService, message_id
     }
     let secrets = project.runtime.secret_names().await;
     rules.section + &super::rules::secrets_note(&secrets)
+}
+
+/// A chat opened beside the first one starts from a note about the
+/// project, for as long as it lasts.
+fn chat_opening(project: &ProjectHandle) -> String {
+    let chat = project.conversation().chat.clone();
+    let opening = super::chats::opening_of(project, &chat);
+    if opening.is_empty() {
+        return opening;
+    }
+    format!("\n\n# This chat\n\n{opening}\n")
 }
 
 /// Files the latest build results name, then those the person edited,

@@ -71,3 +71,37 @@ async fn an_automatic_attempt_after_stop_records_nothing() {
     assert!(!is_busy(&handle));
     assert!(handle.session.read(|s| s.messages.is_empty()));
 }
+
+#[tokio::test]
+async fn a_message_to_a_chat_the_project_does_not_have_is_refused_and_records_nothing() {
+    let (state, handle, _data) = project().await;
+    let options = crate::server::session::api::SendOptions {
+        chat: Some(ChatId::numbered(2)),
+        ..Default::default()
+    };
+    let refused = send(&state, &handle, "hello", options).await;
+    assert!(matches!(refused, Err(ApiError::ChatNotFound(chat)) if chat == "c2"));
+    assert!(!is_busy(&handle));
+    assert!(handle.session.read(|s| s.messages.is_empty()));
+}
+
+#[test]
+fn switching_chats_keeps_each_chats_turns_apart() {
+    let mut conversation = crate::server::session::project::Conversation::default();
+    conversation
+        .history
+        .push(ChatMessage::user("build a todo app"));
+    conversation.model = Some("big".into());
+    let second = ChatId::numbered(2);
+    conversation.switch_to(&second);
+    assert!(conversation.history.is_empty() && conversation.model.is_none());
+    conversation
+        .history
+        .push(ChatMessage::user("what is in main.js?"));
+    conversation.switch_to(&ChatId::main());
+    assert_eq!(conversation.history.len(), 1);
+    assert_eq!(conversation.history[0].content, "build a todo app");
+    assert_eq!(conversation.model.as_deref(), Some("big"));
+    conversation.switch_to(&second);
+    assert_eq!(conversation.history[0].content, "what is in main.js?");
+}
