@@ -8,6 +8,7 @@ pub mod error;
 pub mod host;
 pub mod kind;
 pub mod llm;
+pub mod mask;
 pub mod path;
 pub mod preview;
 pub mod project;

@@ -190,3 +190,27 @@ test('online: the todo app builds in a real WebContainer', async ({ page }) => {
   test.setTimeout(2 * APP_READY + 60_000);
   await todoScenario(page);
 });
+
+test("offline: a WebContainer project's processes get its app secrets, masked in what they print", async ({ page }) => {
+  await needsDouble(page);
+  test.setTimeout(2 * APP_READY);
+  await webcontainerProject(page);
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  await page.getByTestId('settings-toggle').click();
+  await page.getByTestId('settings-secret-name').fill('STRIPE_KEY');
+  await page.getByTestId('settings-secret-value').fill('sk_wc_hidden_value');
+  await page.getByTestId('settings-secret-add').click();
+  await expect(page.getByTestId('settings-secret')).toContainText('STRIPE_KEY');
+  await page.getByTestId('settings-toggle').click();
+
+  // tests/fixtures/transcripts/secret-check.txt prints the value reversed
+  // (so it shows the process had it) and as it is (so it must be masked).
+  await send(page, 'check the app secret');
+  const terminal = page.getByTestId('terminal-rivet');
+  await expect(terminal).toContainText('the key is [STRIPE_KEY]', { timeout: APP_READY });
+  await expect(terminal).toContainText('reversed: eulav_neddih_cw_ks');
+  await expect(terminal).not.toContainText('sk_wc_hidden_value');
+  // The browser gave the value to the WebContainer's spawn.
+  const lines = (await doubleRecord(page)).spawned.map((s) => s.args.join(' '));
+  expect(lines.some((line) => line.includes("export STRIPE_KEY='sk_wc_hidden_value'"))).toBe(true);
+});

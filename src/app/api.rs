@@ -42,6 +42,13 @@ pub async fn send_message(
     )
 }
 
+/// The app secrets' names and values, for the WebContainer that runs the
+/// project's processes in this tab; none for a sandbox project.
+#[server(endpoint = "browser_secrets")]
+pub async fn browser_secrets(project: ProjectId) -> Result<Vec<(String, String)>, RivetError> {
+    Ok(crate::server::session::secrets::for_browser(&state(), &project).await?)
+}
+
 /// Opens another chat on the project (see `session::chats`).
 #[server(endpoint = "open_chat")]
 pub async fn open_chat(project: ProjectId) -> Result<crate::runtime::session::Chat, RivetError> {

@@ -47,10 +47,7 @@ pub fn ChatPane() -> impl IntoView {
             })
         })
     };
-    let opening = move || {
-        store.messages.track();
-        open.with(|chat| tabs::opening(store, chat))
-    };
+
     let settings = LlmSettings::expect();
     let not_configured = move || settings.current().is_some_and(|s| !s.configured);
     // Effects only run in the browser: the chat is hydrated and takes input
@@ -64,21 +61,10 @@ pub fn ChatPane() -> impl IntoView {
 
     view! {
         <section class="chat-pane" aria-label="Chat">
-            <tabs::ChatTabs />
+            {lazy_view(tabs::chat_tabs_lazy)}
             <ol class="message-list" data-testid="message-list">
                 <Show when=move || ids().is_empty()>
                     <li class="chat-empty">
-                        {move || {
-                            opening()
-                                .map(|note| {
-                                    view! {
-                                        <p data-testid="chat-opening">
-                                            "A new chat on this project. Its requests start from this note, not from the other chats:"
-                                        </p>
-                                        <pre class="chat-opening">{note}</pre>
-                                    }
-                                })
-                        }}
                         <p>"Describe an app and the model will build it here."</p>
                         <Show when=not_configured>
                             <p class="chat-hint">

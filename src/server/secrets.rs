@@ -6,16 +6,14 @@
 //! `rivet.db`, the project's files, its checkpoints or its export. The
 //! sandbox gives them to every process it starts for the project (commands,
 //! dev servers, terminals) and masks their values in what those processes
-//! print ([`mask::Masker`]), so the values reach neither the stored events,
+//! print ([`crate::runtime::mask::Masker`]), so the values reach neither the stored events,
 //! the terminal as shown, nor the model. The model is told the names only.
 
-pub mod mask;
-
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::runtime::project::ProjectId;
-use crate::server::atomic;
+use crate::server::private_files::PrivateFiles;
 
 /// Most secrets one project may have.
 pub const MAX_SECRETS: usize = 64;
@@ -94,27 +92,19 @@ pub fn check_name(name: &str) -> Result<(), SecretError> {
 /// Every project's secrets, under one data directory.
 #[derive(Debug, Clone)]
 pub struct SecretStore {
-    dir: PathBuf,
+    files: PrivateFiles,
 }
 
 impl SecretStore {
     pub fn new(data_dir: &Path) -> SecretStore {
         SecretStore {
-            dir: data_dir.join("secrets"),
+            files: PrivateFiles::new(data_dir, "secrets"),
         }
-    }
-
-    fn file(&self, project: &ProjectId) -> PathBuf {
-        self.dir.join(format!("{}.json", project.as_str()))
     }
 
     /// A project's secrets, by name.
     pub fn values(&self, project: &ProjectId) -> Result<BTreeMap<String, String>, SecretError> {
-        match std::fs::read(self.file(project)) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(io),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
-            Err(e) => Err(io(e)),
-        }
+        Ok(self.files.read(project).map_err(io)?.unwrap_or_default())
     }
 
     /// A project's secrets' names, sorted.
@@ -137,7 +127,7 @@ impl SecretStore {
         if total > MAX_TOTAL_BYTES {
             return Err(SecretError::TooLarge);
         }
-        self.save(project, &values)
+        self.files.write(project, &values).map_err(io)
     }
 
     /// Removes one secret.
@@ -146,31 +136,12 @@ impl SecretStore {
         if values.remove(name).is_none() {
             return Err(SecretError::NotFound(name.to_owned()));
         }
-        self.save(project, &values)
+        self.files.write(project, &values).map_err(io)
     }
 
     /// Forgets every secret of a project (it was deleted).
     pub fn remove_project(&self, project: &ProjectId) -> Result<(), SecretError> {
-        match std::fs::remove_file(self.file(project)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(e)),
-            _ => Ok(()),
-        }
-    }
-
-    fn save(
-        &self,
-        project: &ProjectId,
-        values: &BTreeMap<String, String>,
-    ) -> Result<(), SecretError> {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.dir)
-            .map_err(io)?;
-        std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
-        let json = serde_json::to_vec(values).map_err(io)?;
-        atomic::write_private(&self.file(project), &json).map_err(io)
+        self.files.remove(project).map_err(io)
     }
 }
 

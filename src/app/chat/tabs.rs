@@ -9,8 +9,19 @@ use crate::app::context::{CurrentProject, OpenChat};
 use crate::app::session::SessionStore;
 use crate::runtime::session::{Chat, ChatId};
 
+/// The tabs, out of the first load (a chunk of their own with `cargo
+/// leptos build --split`): until they arrive the first chat shows.
+#[leptos::lazy]
+pub fn chat_tabs_lazy() -> AnyView {
+    view! {
+        <ChatTabs />
+        <ChatOpening />
+    }
+    .into_any()
+}
+
 #[component]
-pub fn ChatTabs() -> impl IntoView {
+fn ChatTabs() -> impl IntoView {
     let store = expect_context::<SessionStore>();
     let project = expect_context::<CurrentProject>().0;
     let open = expect_context::<OpenChat>().0;
@@ -81,11 +92,30 @@ fn ChatTab(id: ChatId, title: String) -> impl IntoView {
 
 /// The note a chat opened beside the first one starts from, shown while it
 /// has no message.
-pub fn opening(store: SessionStore, chat: &ChatId) -> Option<String> {
-    store.with(|s| {
-        s.chats
-            .iter()
-            .find(|c| c.id == *chat)
-            .map(|c| c.opening.clone())
-    })
+#[component]
+fn ChatOpening() -> impl IntoView {
+    let store = expect_context::<SessionStore>();
+    let open = expect_context::<OpenChat>().0;
+    let note = move || {
+        store.messages.track();
+        open.with(|chat| {
+            store.with(|s| {
+                let empty = !s.messages.iter().any(|m| m.chat == *chat);
+                s.chats
+                    .iter()
+                    .find(|c| c.id == *chat && empty)
+                    .map(|c| c.opening.clone())
+            })
+        })
+    };
+    move || {
+        note().map(|note| {
+            view! {
+                <div class="chat-opening-note" data-testid="chat-opening">
+                    <p>"A new chat on this project. Its requests start from this note, not from the other chats:"</p>
+                    <pre class="chat-opening">{note}</pre>
+                </div>
+            }
+        })
+    }
 }

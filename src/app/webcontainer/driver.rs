@@ -65,7 +65,7 @@ fn run_lazy(project: ProjectId, failure: RwSignal<Option<BootFailure>>) {
                 return;
             }
         };
-        let runtime = Rc::new(WebContainerRuntime::new(wc.clone()));
+        let runtime = Rc::new(WebContainerRuntime::new(wc.clone()).with_secrets(secrets(&project)));
         forward_page_errors(&wc, &project, &runtime);
         let outbox = report(project.clone());
         {
@@ -84,6 +84,21 @@ fn run_lazy(project: ProjectId, failure: RwSignal<Option<BootFailure>>) {
         resume(&project, &runtime, &outbox, &log).await;
         follow_answers(project, runner, outbox).await;
     });
+}
+
+/// The project's app secrets, asked of the server for each process (none
+/// when the server cannot say: the process starts without them).
+fn secrets(project: &ProjectId) -> super::runtime::SecretSource {
+    let project = project.clone();
+    Rc::new(move || {
+        let project = project.clone();
+        async move {
+            crate::app::api::browser_secrets(project)
+                .await
+                .unwrap_or_default()
+        }
+        .boxed_local()
+    })
 }
 
 async fn boot() -> Result<wasm_bindgen::JsValue, BootFailure> {

@@ -19,6 +19,7 @@ use crate::runtime::host::{
     CommandKind, CommandSpec, DirEntry, EntryKind, EventStream, ExitStatus, FsEvent, Limit,
     PortEvent, Process, PtySize, Runtime, RuntimeError, checked_path,
 };
+use crate::runtime::mask::{Masker, masked_stream};
 use crate::runtime::tree::{is_inside_skipped_dir, is_skipped_dir};
 
 /// Wall-clock limit of a command that sets none.
@@ -100,11 +101,20 @@ impl Listeners {
     }
 }
 
+/// Where a spawn finds the project's app secrets (names and values), asked
+/// again for every process, as the sandbox reads them when it starts one.
+pub type SecretSource = Rc<dyn Fn() -> LocalBoxFuture<'static, Vec<(String, String)>>>;
+
+/// How long output that may begin a secret's value waits for the rest
+/// before it is shown as it is.
+const MASK_HOLD: Duration = Duration::from_millis(100);
+
 /// The page's WebContainer as a [`Runtime`].
 pub struct WebContainerRuntime {
     wc: JsValue,
     listeners: Rc<RefCell<Listeners>>,
     next_pid: Cell<u32>,
+    secrets: Option<SecretSource>,
     /// Kept alive as long as the runtime: the WebContainer calls them.
     _callbacks: Vec<Listener>,
 }
@@ -155,8 +165,16 @@ impl WebContainerRuntime {
             wc,
             listeners,
             next_pid: Cell::new(1),
+            secrets: None,
             _callbacks: vec![ports, files],
         }
+    }
+
+    /// Gives every process it starts the project's app secrets, masked in
+    /// the process's output.
+    pub fn with_secrets(mut self, source: SecretSource) -> WebContainerRuntime {
+        self.secrets = Some(source);
+        self
     }
 
     /// The address the WebContainer gave `port`, while it listens.
@@ -294,10 +312,17 @@ impl Runtime for WebContainerRuntime {
         rx.boxed_local()
     }
 
-    async fn spawn(&self, spec: CommandSpec) -> Result<Box<dyn Process>, RuntimeError> {
+    async fn spawn(&self, mut spec: CommandSpec) -> Result<Box<dyn Process>, RuntimeError> {
         let pid = self.next_pid.get();
         self.next_pid.set(pid + 1);
-        let process = WcProcess::start(&self.wc, pid, &spec).await?;
+        let secrets = match &self.secrets {
+            Some(source) => source().await,
+            None => Vec::new(),
+        };
+        let masker = Masker::new(secrets.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        // The command's own variables come later, so they win.
+        spec.env = secrets.into_iter().chain(spec.env).collect();
+        let process = WcProcess::start(&self.wc, pid, &spec, masker).await?;
         Ok(Box::new(process))
     }
 
@@ -329,13 +354,18 @@ fn command_line(spec: &CommandSpec) -> String {
 struct WcProcess {
     pid: u32,
     handle: JsValue,
-    output: RefCell<Option<mpsc::UnboundedReceiver<Vec<u8>>>>,
+    output: RefCell<Option<EventStream<Vec<u8>>>>,
     exit: Shared<LocalBoxFuture<'static, ExitStatus>>,
     _on_output: Closure<dyn FnMut(JsValue)>,
 }
 
 impl WcProcess {
-    async fn start(wc: &JsValue, pid: u32, spec: &CommandSpec) -> Result<WcProcess, RuntimeError> {
+    async fn start(
+        wc: &JsValue,
+        pid: u32,
+        spec: &CommandSpec,
+        masker: Masker,
+    ) -> Result<WcProcess, RuntimeError> {
         let (tx, rx) = mpsc::unbounded();
         let on_output = Closure::<dyn FnMut(JsValue)>::new(move |chunk: JsValue| {
             if let Some(text) = chunk.as_string() {
@@ -361,7 +391,7 @@ impl WcProcess {
         Ok(WcProcess {
             pid,
             handle,
-            output: RefCell::new(Some(rx)),
+            output: RefCell::new(Some(masked(rx, masker))),
             exit,
             _on_output: on_output,
         })
@@ -375,6 +405,11 @@ impl WcProcess {
             .apply(&self.handle, &args.iter().collect::<Array>())
             .map_err(|e| RuntimeError::Unavailable(error_text(&e)))
     }
+}
+
+/// The process's output with the secrets' values masked.
+fn masked(output: mpsc::UnboundedReceiver<Vec<u8>>, masker: Masker) -> EventStream<Vec<u8>> {
+    masked_stream(output, masker, MASK_HOLD, |d| sleep(d).boxed_local())
 }
 
 /// How the process ends: its exit code, or the wall-clock limit of a
@@ -429,7 +464,7 @@ impl Process for WcProcess {
     }
 
     fn take_output(&self) -> Option<EventStream<Vec<u8>>> {
-        self.output.borrow_mut().take().map(StreamExt::boxed_local)
+        self.output.borrow_mut().take()
     }
 
     async fn wait(&self) -> ExitStatus {

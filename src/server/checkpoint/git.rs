@@ -332,6 +332,7 @@ fn parse_name_status(out: &[u8]) -> Result<Vec<Change>, GitError> {
 }
 
 mod nested;
+pub mod push;
 
 #[cfg(test)]
 mod tests;

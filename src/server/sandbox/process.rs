@@ -19,7 +19,7 @@ use super::limits::{self, Ending, Limits};
 use super::sys;
 use super::wire::{Op, Reply, SpawnRequest, register, set_nonblocking};
 use crate::runtime::host::{EventStream, ExitStatus, Limit, Process, PtySize, RuntimeError};
-use crate::server::secrets::mask::Masker;
+use crate::runtime::mask::Masker;
 
 /// Output chunks buffered for a reader that has not taken the stream yet;
 /// beyond that, they are dropped rather than blocking the process.

@@ -17,8 +17,8 @@ use crate::runtime::host::{
     CommandKind, CommandSpec, DirEntry, EventStream, FsEvent, PortEvent, Process, PtySize, Runtime,
     RuntimeError, checked_path,
 };
+use crate::runtime::mask::Masker;
 use crate::runtime::project::ProjectId;
-use crate::server::secrets::mask::Masker;
 
 /// A project as the manager tracks it; it outlives each of its sandboxes.
 pub struct ProjectEntry {

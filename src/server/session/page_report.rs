@@ -15,6 +15,7 @@ use std::str::FromStr;
 
 use super::api::{ApiError, open_project};
 use crate::runtime::build_result::{BuildResult, Stage};
+use crate::runtime::mask::mask_text;
 use crate::runtime::project::ProjectId;
 use crate::server::state::AppState;
 
@@ -121,14 +122,29 @@ pub async fn report(
     kind: &str,
     message: &str,
 ) -> Result<Outcome, ReportError> {
-    let result = build_result(kind, message)?;
     let handle = open_project(state, project).await?;
+    let result = build_result(kind, &masked(state, project, message))?;
     let outcome = handle.session.read(|s| admit(&s.build_results, &result));
     if outcome == Outcome::Recorded {
         tracing::info!(project = %handle.id, stage = ?result.stage, "the previewed page reported an error");
         handle.runner.build_result(result, None);
     }
     Ok(outcome)
+}
+
+/// The page's message with the project's secret values masked: a page may
+/// print what its environment gave it, and the report reaches the model.
+fn masked(state: &AppState, project: &ProjectId, message: &str) -> String {
+    match state.sandbox.secrets().values(project) {
+        Ok(values) => mask_text(
+            values.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+            message,
+        ),
+        Err(error) => {
+            tracing::warn!(%project, %error, "the project's secrets could not be read to mask a page error");
+            message.to_owned()
+        }
+    }
 }
 
 #[cfg(test)]

@@ -45,6 +45,22 @@ pub async fn remove(
     Ok(store.names(project)?)
 }
 
+/// The names and values, for the browser tab that runs a WebContainer
+/// project's processes (its spawns need them, and it masks them in their
+/// output as the sandbox does). A project that runs in the sandbox gets
+/// none: its values never leave the server.
+pub async fn for_browser(
+    state: &AppState,
+    project: &ProjectId,
+) -> Result<Vec<(String, String)>, ApiError> {
+    super::manage::require(state, project).await?;
+    let kind = super::runtime_choice::runtime_of(state, project).await;
+    if !matches!(kind, Ok(crate::runtime::kind::RuntimeKind::Webcontainer)) {
+        return Ok(Vec::new());
+    }
+    Ok(store(state).values(project)?.into_iter().collect())
+}
+
 /// Forgets a deleted project's secrets.
 pub fn forget(state: &AppState, project: &ProjectId) {
     if let Err(error) = store(state).remove_project(project) {

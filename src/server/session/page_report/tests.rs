@@ -86,3 +86,28 @@ fn too_many_page_errors_in_a_minute_are_dropped() {
     let a_minute_later = at(next, 62_000);
     assert_eq!(admit(&existing, &a_minute_later), Outcome::Recorded);
 }
+
+#[tokio::test]
+async fn a_page_error_carrying_a_secret_value_is_recorded_masked() {
+    let (state, _data) = crate::server::state::for_tests(|_| {});
+    let row = crate::server::state::project_for_tests(&state, "p").await;
+    state
+        .sandbox
+        .secrets()
+        .set(&row.id, "STRIPE_KEY", "sk_test_4242abcd")
+        .unwrap();
+    let message = "Error: bad key sk_test_4242abcd at src/App.jsx:3:1";
+    let outcome = report(&state, &row.id, "error", message).await.unwrap();
+    assert_eq!(outcome, Outcome::Recorded);
+    let handle = open_project(&state, &row.id).await.unwrap();
+    let kept = handle
+        .session
+        .read(|s| s.build_results.last().cloned())
+        .unwrap();
+    assert!(
+        kept.output.contains("bad key [STRIPE_KEY]"),
+        "{}",
+        kept.output
+    );
+    assert!(!kept.output.contains("sk_test"), "{}", kept.output);
+}

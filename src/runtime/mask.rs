@@ -5,6 +5,10 @@
 //! whether it is (or until [`Masker::flush`], which the reader calls when
 //! the output pauses or ends).
 
+use futures::future::LocalBoxFuture;
+use futures::stream::LocalBoxStream;
+use futures::{FutureExt, Stream, StreamExt};
+
 /// Values shorter than this are not masked: every "1" or "ab" in the output
 /// would be, and a value that short hides nothing.
 pub const MIN_MASKED_BYTES: usize = 4;
@@ -87,6 +91,61 @@ impl Masker {
     }
 }
 
+/// A stream of output chunks with the values masked: bytes that may begin a
+/// value wait for the next chunk, or `hold` at most (measured with `sleep`,
+/// the platform's clock), then show as they are. The browser's
+/// WebContainer processes use it; the sandbox's pump does the same with
+/// its own reader.
+pub fn masked_stream<S>(
+    output: S,
+    masker: Masker,
+    hold: std::time::Duration,
+    sleep: impl Fn(std::time::Duration) -> LocalBoxFuture<'static, ()> + 'static,
+) -> LocalBoxStream<'static, Vec<u8>>
+where
+    S: Stream<Item = Vec<u8>> + Unpin + 'static,
+{
+    if masker.is_empty() {
+        return output.boxed_local();
+    }
+    let sleep = std::rc::Rc::new(sleep);
+    futures::stream::unfold(
+        (output, masker, false),
+        move |(mut output, mut masker, ended)| {
+            let sleep = std::rc::Rc::clone(&sleep);
+            async move {
+                if ended {
+                    return None;
+                }
+                loop {
+                    let next = if masker.is_holding() {
+                        // A chunk that is there wins over the timer.
+                        futures::select_biased! {
+                            chunk = output.next().fuse() => Some(chunk),
+                            () = sleep(hold).fuse() => None,
+                        }
+                    } else {
+                        Some(output.next().await)
+                    };
+                    let (out, ended) = match next {
+                        Some(Some(chunk)) => (masker.push(&chunk), false),
+                        // The output paused with bytes held: no value followed.
+                        None => (masker.flush(), false),
+                        Some(None) => (masker.flush(), true),
+                    };
+                    if !out.is_empty() {
+                        return Some((out, (output, masker, ended)));
+                    }
+                    if ended {
+                        return None;
+                    }
+                }
+            }
+        },
+    )
+    .boxed_local()
+}
+
 /// Masks the values in a whole text at once.
 pub fn mask_text<'a>(secrets: impl IntoIterator<Item = (&'a str, &'a str)>, text: &str) -> String {
     let mut masker = Masker::new(secrets);
@@ -139,6 +198,58 @@ mod tests {
         assert!(!masker.is_holding());
         assert_eq!(masker.push(b"sk-"), b"");
         assert_eq!(masker.flush(), b"sk-");
+    }
+
+    fn chunks(list: &[&str]) -> Vec<Vec<u8>> {
+        list.iter().map(|c| c.as_bytes().to_vec()).collect()
+    }
+
+    /// Runs `masked_stream` over `input` with a clock whose timer fires at
+    /// once (`paused`) or never.
+    fn through_stream(input: Vec<Vec<u8>>, paused: bool) -> Vec<String> {
+        let sleep = move |_| {
+            if paused {
+                futures::future::ready(()).boxed_local()
+            } else {
+                futures::future::pending().boxed_local()
+            }
+        };
+        let stream = masked_stream(
+            futures::stream::iter(input),
+            Masker::new(SECRETS),
+            std::time::Duration::from_millis(100),
+            sleep,
+        );
+        futures::executor::block_on(stream.collect::<Vec<_>>())
+            .into_iter()
+            .map(|c| String::from_utf8(c).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_masked_stream_joins_a_value_split_across_chunks() {
+        let out = through_stream(chunks(&["key=sk-li", "ve-12345\n", "done sk-"]), false);
+        assert_eq!(out, ["key=", "[API_KEY]\n", "done ", "sk-"]);
+    }
+
+    #[test]
+    fn a_masked_stream_shows_held_bytes_when_the_output_pauses() {
+        let (tx, rx) = futures::channel::mpsc::unbounded();
+        tx.unbounded_send(b"ready sk-".to_vec()).unwrap();
+        let mut stream = masked_stream(
+            rx,
+            Masker::new(SECRETS),
+            std::time::Duration::from_millis(100),
+            |_| futures::future::ready(()).boxed_local(),
+        );
+        let first = futures::executor::block_on(stream.next()).unwrap();
+        assert_eq!(first, b"ready ");
+        // Nothing more arrives: the timer releases what was held.
+        let second = futures::executor::block_on(stream.next()).unwrap();
+        assert_eq!(second, b"sk-");
+        drop(tx);
+        assert_eq!(futures::executor::block_on(stream.next()), None);
+        assert_eq!(through_stream(chunks(&["plain"]), true), ["plain"]);
     }
 
     #[test]
