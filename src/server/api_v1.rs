@@ -11,6 +11,7 @@ mod control;
 mod enhance;
 mod error;
 mod files;
+mod git;
 mod messages;
 mod projects;
 mod secrets;
@@ -76,6 +77,11 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/projects/{id}/restore", post(checkpoints::restore))
         .route("/api/v1/projects/{id}/redo", post(checkpoints::redo))
         .route("/api/v1/projects/{id}/fork", post(checkpoints::fork))
+        .route(
+            "/api/v1/projects/{id}/git/remote",
+            get(git::get_remote).put(git::set_remote),
+        )
+        .route("/api/v1/projects/{id}/git/push", post(git::push))
         .route("/api/v1/projects/{id}/secrets", get(secrets::list))
         .route(
             "/api/v1/projects/{id}/secrets/{name}",

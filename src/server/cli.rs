@@ -4,6 +4,7 @@
 mod chat;
 mod client;
 mod follow;
+mod git;
 mod list;
 
 use std::path::PathBuf;
@@ -48,6 +49,8 @@ pub enum Command {
     Chat(chat::ChatArgs),
     /// List the projects of the running `rivet serve`, latest first.
     Projects(list::ProjectsArgs),
+    /// A project's git remote: `rivet git push --project ID`.
+    Git(git::GitArgs),
     /// The sandbox's helper process, which runs inside a project's sandbox;
     /// started by `rivet serve`.
     #[command(hide = true)]
@@ -88,6 +91,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ask(args) => return runtime.block_on(super::llm::ask::run(args, config)),
         Command::Chat(args) => return runtime.block_on(chat::run(args, config)),
         Command::Projects(args) => return runtime.block_on(list::run(args, config)),
+        Command::Git(args) => return runtime.block_on(git::run(args, config)),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -19,6 +19,7 @@ pub mod manage;
 pub mod page_report;
 mod project;
 mod recording;
+pub mod remote;
 mod restore;
 pub mod rules;
 pub mod runtime_choice;

@@ -31,6 +31,8 @@ pub struct AppState {
     pub preview_ports: Arc<PreviewPorts>,
     /// Projects and conversations on disk (`<data_dir>/rivet.db`).
     pub store: Store,
+    /// Each project's git remote and its token (`<data_dir>/remotes`).
+    pub remotes: crate::server::remote::RemoteStore,
 }
 
 impl AppState {
@@ -59,6 +61,7 @@ impl AppState {
             leptos_options,
             projects: Projects::new(&config.server.data_dir),
             store: Store::new(&config.server.data_dir, config.runtime.default),
+            remotes: crate::server::remote::RemoteStore::new(&config.server.data_dir),
             llm: Arc::new(LlmService::new(config.clone())),
             config,
             sandbox,

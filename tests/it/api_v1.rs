@@ -146,6 +146,11 @@ async fn requests_without_the_token_are_refused() {
             .post(server.url(&format!("/projects/{project}/enhance")))
             .json(&json!({"text": "todo app"})),
         anonymous.get(server.url(&format!("/projects/{project}/chats"))),
+        anonymous
+            .put(server.url(&format!("/projects/{project}/git/remote")))
+            .json(&json!({"url": "http://127.0.0.1:9/x.git", "token": "t"})),
+        anonymous.get(server.url(&format!("/projects/{project}/git/remote"))),
+        anonymous.post(server.url(&format!("/projects/{project}/git/push"))),
         anonymous.post(server.url(&format!("/projects/{project}/chats"))),
         anonymous
             .post(server.url(&format!("/projects/{project}/chats/main/messages")))
@@ -162,6 +167,9 @@ async fn requests_without_the_token_are_refused() {
     let url = server.url(&format!("/projects/{project}/chats"));
     let (_, chats) = server.json(server.http.get(&url)).await;
     assert_eq!(chats.as_array().map(Vec::len), Some(1), "{chats}");
+    let url = server.url(&format!("/projects/{project}/git/remote"));
+    let (status, _) = server.json(server.http.get(&url)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "no remote was kept");
     assert!(mock.log().await.is_empty());
 }
 

@@ -9,6 +9,7 @@ mod chat;
 mod chats;
 mod checkpoints;
 mod enhance;
+mod git_remote;
 mod llm;
 mod protocol;
 mod runtime_choice;

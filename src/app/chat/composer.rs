@@ -108,8 +108,7 @@ pub fn Composer() -> impl IntoView {
                 <span class="connection" class:offline=move || !store.connected.get()>
                     {move || if store.connected.get() { "" } else { "Connecting…" }}
                 </span>
-                <super::auto_fix::ProjectAutoFix />
-                <super::spend::SpendLine />
+                {lazy_view(composer_status_lazy)}
                 <button
                     type="button"
                     data-testid="chat-stop"
@@ -131,4 +130,15 @@ pub fn Composer() -> impl IntoView {
             </div>
         </form>
     }
+}
+
+/// The project's auto-fix switch and spend line, out of the first load (a
+/// chunk of their own with `cargo leptos build --split`).
+#[leptos::lazy]
+fn composer_status_lazy() -> AnyView {
+    view! {
+        <super::auto_fix::ProjectAutoFix />
+        <super::spend::SpendLine />
+    }
+    .into_any()
 }

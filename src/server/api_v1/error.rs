@@ -1,6 +1,8 @@
 //! Errors of the HTTP API: a status and `{"code": ..., "message": ...}`,
 //! where `code` is stable and `message` is for people.
 
+use crate::server::checkpoint::git::push::PushError;
+use crate::server::remote::RemoteError;
 use axum::Json;
 use axum::extract::rejection::{BytesRejection, JsonRejection};
 use axum::http::StatusCode;
@@ -71,6 +73,15 @@ impl From<ApiError> for V1Error {
             ApiError::DraftTooLong => "draft_too_long",
             ApiError::Llm(_) => "llm",
             ApiError::ChatNotFound(_) => "chat_not_found",
+            ApiError::Remote(RemoteError::NotSet) => "remote_not_set",
+            ApiError::Remote(RemoteError::Io(_)) => "storage",
+            ApiError::Remote(_) => "invalid_remote",
+            ApiError::Push(PushError::PullFirst) => "pull_first",
+            ApiError::Push(PushError::Refused(_)) => "remote_refused",
+            ApiError::Push(PushError::Unreachable(_)) => "remote_unreachable",
+            ApiError::Push(PushError::Failed(_)) => "push_failed",
+            ApiError::Push(PushError::NothingToPush) => "nothing_to_push",
+            ApiError::Push(PushError::Git(_)) => "git",
             ApiError::TooManyChats => "too_many_chats",
             ApiError::Secret(SecretError::NotFound(_)) => "secret_not_found",
             ApiError::Secret(SecretError::Io(_)) => "storage",

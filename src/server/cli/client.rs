@@ -135,6 +135,15 @@ impl Client {
         Ok(self.json::<Created>(request).await?.id)
     }
 
+    /// Pushes the project's checkpoints to its git remote: the commit and
+    /// the branch, as `POST …/git/push` answers them.
+    pub async fn push(&self, id: &str) -> Result<serde_json::Value, ClientError> {
+        let request = self
+            .http
+            .post(self.url(&format!("/projects/{id}/git/push")));
+        self.json(request).await
+    }
+
     pub async fn project(&self, id: &str) -> Result<ProjectListing, ClientError> {
         self.json(self.http.get(self.url(&format!("/projects/{id}"))))
             .await

@@ -6,6 +6,8 @@
 use super::{api_code, project_code, runtime_code};
 use crate::runtime::error::{ErrorCode, RivetError};
 use crate::server::checkpoint::CheckpointError;
+use crate::server::checkpoint::git::push::PushError;
+use crate::server::remote::RemoteError;
 use crate::server::secrets::SecretError;
 use crate::server::session::browser::BrowserError;
 use crate::server::session::fix::TryAgainError;
@@ -52,6 +54,25 @@ pub fn secret_code(error: &SecretError) -> ErrorCode {
         | SecretError::InvalidValue(_)
         | SecretError::TooMany
         | SecretError::TooLarge => ErrorCode::Invalid,
+    }
+}
+
+pub fn remote_code(error: &RemoteError) -> ErrorCode {
+    match error {
+        RemoteError::InvalidUrl(_)
+        | RemoteError::InvalidBranch(_)
+        | RemoteError::InvalidField(_) => ErrorCode::Invalid,
+        RemoteError::NotSet => ErrorCode::NotFound,
+        RemoteError::Io(_) => ErrorCode::Internal,
+    }
+}
+
+pub fn push_code(error: &PushError) -> ErrorCode {
+    match error {
+        PushError::PullFirst => ErrorCode::Busy,
+        PushError::Refused(_) | PushError::NothingToPush => ErrorCode::Invalid,
+        PushError::Unreachable(_) | PushError::Failed(_) => ErrorCode::Unavailable,
+        PushError::Git(_) => ErrorCode::Internal,
     }
 }
 

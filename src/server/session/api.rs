@@ -65,6 +65,10 @@ pub enum ApiError {
     DraftTooLong,
     #[error(transparent)]
     Llm(#[from] crate::runtime::llm::LlmError),
+    #[error(transparent)]
+    Remote(#[from] crate::server::remote::RemoteError),
+    #[error(transparent)]
+    Push(#[from] crate::server::checkpoint::git::push::PushError),
     #[error("the project has no chat {0}")]
     ChatNotFound(String),
     #[error("a project has at most {} chats", crate::runtime::session::MAX_CHATS)]

@@ -109,6 +109,9 @@ pub fn classify(said: &str) -> PushError {
         "Authentication failed",
         "returned error: 401",
         "returned error: 403",
+        // A 401 makes git ask for a user name, which it may not.
+        "could not read Username",
+        "could not read Password",
     ]) {
         PushError::Refused(reason)
     } else if has(&[
@@ -136,6 +139,9 @@ mod tests {
         assert!(
             matches!(classify(auth), PushError::Refused(r) if r.starts_with("fatal: Authentication"))
         );
+        let asked =
+            "fatal: could not read Username for 'http://127.0.0.1:9': terminal prompts disabled";
+        assert!(matches!(classify(asked), PushError::Refused(_)));
         let down = "fatal: unable to access 'http://127.0.0.1:9/r.git/': Failed to connect to 127.0.0.1 port 9";
         assert!(matches!(classify(down), PushError::Unreachable(_)));
         assert!(matches!(
