@@ -116,6 +116,16 @@ async fn a_project_is_pushed_and_a_remote_that_moved_is_never_overwritten() {
     );
     assert_eq!(said.trim(), format!("pushed {commit} to main"));
 
+    // An edit, pushed again: a fast-forward that keeps the history.
+    put_file(&server, &project, "style.css", "h1 { color: teal; }\n").await;
+    let (status, again) = push(&server, &project).await;
+    assert_eq!(status, StatusCode::OK, "{again}");
+    let second = again["commit"].as_str().unwrap();
+    assert_ne!(second, commit);
+    assert_eq!(git(&remote.repo(), &["rev-parse", "refs/heads/main"]), second);
+    let log = git(&remote.repo(), &["rev-list", "main"]);
+    assert!(log.lines().any(|c| c == commit), "{log}");
+
     // Someone else pushes; the project's next push is refused, and the
     // remote keeps their commit.
     let work = tempfile::tempdir().unwrap();

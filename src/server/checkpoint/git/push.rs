@@ -25,7 +25,7 @@ pub struct Credentials<'a> {
 pub enum PushError {
     #[error("the remote has commits this project does not: pull first")]
     PullFirst,
-    #[error("the remote refused the credentials: {0}")]
+    #[error("the remote refused the user name and token (HTTP 401 or 403): {0}")]
     Refused(String),
     #[error("the remote cannot be reached: {0}")]
     Unreachable(String),
