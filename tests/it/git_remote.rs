@@ -122,7 +122,10 @@ async fn a_project_is_pushed_and_a_remote_that_moved_is_never_overwritten() {
     assert_eq!(status, StatusCode::OK, "{again}");
     let second = again["commit"].as_str().unwrap();
     assert_ne!(second, commit);
-    assert_eq!(git(&remote.repo(), &["rev-parse", "refs/heads/main"]), second);
+    assert_eq!(
+        git(&remote.repo(), &["rev-parse", "refs/heads/main"]),
+        second
+    );
     let log = git(&remote.repo(), &["rev-list", "main"]);
     assert!(log.lines().any(|c| c == commit), "{log}");
 
