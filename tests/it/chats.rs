@@ -13,10 +13,13 @@ use super::api_v1::{Server, server};
 
 /// Sends `text` to `route` (a messages route) and waits for its answer.
 async fn ask(server: &Server, route: &str, text: &str) -> Value {
+    ask_with(server, route, json!({ "text": text })).await
+}
+
+/// Sends `body` to `route` and waits for its answer.
+async fn ask_with(server: &Server, route: &str, body: Value) -> Value {
     let url = server.url(route);
-    let (status, sent) = server
-        .json(server.http.post(&url).json(&json!({ "text": text })))
-        .await;
+    let (status, sent) = server.json(server.http.post(&url).json(&body)).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{sent}");
     let answer = sent["assistant_message_id"].clone();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
@@ -122,6 +125,18 @@ async fn two_chats_on_one_project_keep_their_turns_apart() {
         "{asked}"
     );
     assert!(!system(asked).contains("This chat is new"), "{asked}");
+
+    // An Agent mode request of the second chat carries its note too.
+    let agent = ask_with(
+        &server,
+        &format!("/projects/{project}/chats/c2/messages"),
+        json!({"text": "hello greeting", "mode": "agent"}),
+    )
+    .await;
+    assert_eq!(agent.as_array().unwrap().len(), 4, "{agent}");
+    let log = mock.log().await;
+    let asked = log.last().unwrap();
+    assert!(system(asked).contains("This chat is new"), "{asked}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -54,6 +54,9 @@ async fn every_route_but_healthz_needs_the_token() {
         post("/api/send_message"),
         post("/api/list_models"),
         post("/api/find_local_models"),
+        // A WebContainer project's secret values, and a new chat.
+        post("/api/browser_secrets"),
+        post("/api/open_chat"),
     ] {
         let request = request.body(Body::empty()).unwrap();
         let path = request.uri().to_string();

@@ -2,6 +2,8 @@
 //! new chat starts from instead of another chat's transcript. The turns of
 //! each chat are kept by the conversation (`Conversation::switch_to`).
 
+use std::collections::HashMap;
+
 use super::api::ApiError;
 use super::project::ProjectHandle;
 use crate::runtime::session::{Chat, ChatId, MAX_CHATS, Role, SessionEvent, SessionState};
@@ -108,17 +110,22 @@ pub fn opening_of(handle: &ProjectHandle, chat: &ChatId) -> String {
     })
 }
 
-/// The rows of `chat`'s messages, in their order.
+/// The rows of `chat`'s messages, in their order (a row the session does
+/// not know belongs to the first chat).
 pub fn of_chat(handle: &ProjectHandle, chat: &ChatId, rows: Vec<MessageRow>) -> Vec<MessageRow> {
     handle.session.read(|state| {
-        let in_chat = |id: &str| {
-            state
-                .messages
-                .iter()
-                .find(|m| m.id == id)
-                .map_or(chat.is_main(), |m| m.chat == *chat)
-        };
-        rows.into_iter().filter(|row| in_chat(&row.id)).collect()
+        let chats: HashMap<&str, &ChatId> = state
+            .messages
+            .iter()
+            .map(|m| (m.id.as_str(), &m.chat))
+            .collect();
+        rows.into_iter()
+            .filter(|row| {
+                chats
+                    .get(row.id.as_str())
+                    .map_or(chat.is_main(), |c| *c == chat)
+            })
+            .collect()
     })
 }
 

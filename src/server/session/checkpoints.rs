@@ -36,6 +36,23 @@ fn latest_answer(state: &SessionState) -> Option<String> {
         .map(|m| m.id.clone())
 }
 
+/// Before a push: the latest answer's checkpoint, then the files as they
+/// are now when they changed since (whoever changed them). The caller
+/// holds the lock.
+pub async fn take_current_locked(
+    handle: &ProjectHandle,
+    checkpoints: &Checkpoints,
+) -> Result<(), CheckpointError> {
+    let latest = handle.session.read(latest_answer);
+    if let Some(latest) = &latest {
+        checkpoints.ensure_answer_locked(latest).await?;
+    }
+    checkpoints
+        .take_locked(CheckpointKind::Edits, latest.as_deref(), true, &[])
+        .await?;
+    Ok(())
+}
+
 /// After answer `message_id`: once its actions are done (or a newer
 /// message began, which takes the checkpoint itself), commit the files.
 pub fn after_answer(handle: &Arc<ProjectHandle>, message_id: &str) {

@@ -10,7 +10,6 @@ use crate::runtime::project::ProjectId;
 use crate::server::checkpoint::git::push::Credentials;
 use crate::server::remote::{RemoteError, RemoteInput, RemoteView};
 use crate::server::state::AppState;
-use crate::server::store::CheckpointKind;
 
 /// What a push sent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -52,9 +51,7 @@ pub async fn push(state: &AppState, project: &ProjectId) -> Result<Pushed, ApiEr
         .cloned()
         .ok_or(crate::server::checkpoint::CheckpointError::Unavailable)?;
     let _guard = checkpoints.lock().await;
-    checkpoints
-        .take_locked(CheckpointKind::Edits, None, true, &[])
-        .await?;
+    super::checkpoints::take_current_locked(&handle, &checkpoints).await?;
     let credentials = remote.token.as_deref().map(|token| Credentials {
         username: remote.username.as_deref().unwrap_or("rivet"),
         token,

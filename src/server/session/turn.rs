@@ -65,7 +65,7 @@ pub async fn run(
     };
     record_model(&project, &mut saved, &message_id, &llm_config.model);
     let mut ctx = prompt_context(&project, runtime_description).await;
-    ctx.rules = include_rules(&project, &llm, &message_id).await + &chat_opening(&project);
+    ctx.rules = include_rules(&project, &llm, &message_id).await;
     ctx.plan = plan;
     let (base_url, model) = (llm_config.base_url.clone(), llm_config.model.clone());
     ctx.remind_format = llm.format_slips().needs_reminder(&base_url, &model);
@@ -332,8 +332,9 @@ pub fn record_model(
 }
 
 /// The user's rules for the answer `message_id`, as the prompt's section,
-/// with the names of the app's secrets; the answer records where the rules
-/// came from.
+/// with the names of the app's secrets and, in a chat opened beside the
+/// first, the note it started from (Build, fix and Agent requests alike);
+/// the answer records where the rules came from.
 pub async fn include_rules(project: &ProjectHandle, llm: &LlmService, message_id: &str) -> String {
     let app = super::rules::app_rules(llm.settings_file());
     let rules = super::rules::gather(&*project.runtime, &app).await;
@@ -344,7 +345,7 @@ pub async fn include_rules(project: &ProjectHandle, llm: &LlmService, message_id
         });
     }
     let secrets = project.runtime.secret_names().await;
-    rules.section + &super::rules::secrets_note(&secrets)
+    rules.section + &super::rules::secrets_note(&secrets) + &chat_opening(project)
 }
 
 /// A chat opened beside the first one starts from a note about the
