@@ -114,11 +114,7 @@ pub fn opening_of(handle: &ProjectHandle, chat: &ChatId) -> String {
 /// not know belongs to the first chat).
 pub fn of_chat(handle: &ProjectHandle, chat: &ChatId, rows: Vec<MessageRow>) -> Vec<MessageRow> {
     handle.session.read(|state| {
-        let chats: HashMap<&str, &ChatId> = state
-            .messages
-            .iter()
-            .map(|m| (m.id.as_str(), &m.chat))
-            .collect();
+        let chats = by_message(state);
         rows.into_iter()
             .filter(|row| {
                 chats
@@ -129,14 +125,21 @@ pub fn of_chat(handle: &ProjectHandle, chat: &ChatId, rows: Vec<MessageRow>) -> 
     })
 }
 
+/// Each message's chat, by the message's id.
+pub fn by_message(state: &SessionState) -> HashMap<&str, &ChatId> {
+    state
+        .messages
+        .iter()
+        .map(|m| (m.id.as_str(), &m.chat))
+        .collect()
+}
+
 /// The chat a message belongs to (the first one for a message the session
 /// does not know).
 pub fn chat_of(handle: &ProjectHandle, message_id: &str) -> ChatId {
     handle.session.read(|state| {
         state
-            .messages
-            .iter()
-            .find(|m| m.id == message_id)
+            .message(message_id)
             .map_or_else(ChatId::main, |m| m.chat.clone())
     })
 }

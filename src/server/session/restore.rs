@@ -6,7 +6,7 @@
 //! previews are closed.
 
 use super::hub::Session;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::project::{Conversation, Thread, Unfinished};
 use crate::runtime::protocol::Parser;
@@ -56,11 +56,7 @@ pub async fn load(store: &Store, project: &ProjectRow) -> Result<Restored, Store
 /// adds the question it answered and itself to its chat's turns, as it did
 /// when it finished. The chat of the latest message is the current one.
 pub fn conversation(state: &SessionState, messages: &[MessageRow]) -> Conversation {
-    let chats: HashMap<&str, &ChatId> = state
-        .messages
-        .iter()
-        .map(|m| (m.id.as_str(), &m.chat))
-        .collect();
+    let chats = super::chats::by_message(state);
     let chat_of = |id: &str| chats.get(id).map_or_else(ChatId::main, |c| (*c).clone());
     let mut conversation = Conversation::default();
     let mut threads: BTreeMap<ChatId, Thread> = BTreeMap::new();
