@@ -82,6 +82,8 @@ pub fn routes() -> Router<AppState> {
             get(git::get_remote).put(git::set_remote),
         )
         .route("/api/v1/projects/{id}/git/push", post(git::push))
+        .route("/api/v1/projects/{id}/git/pull", post(git::pull))
+        .route("/api/v1/projects/{id}/git/status", get(git::status))
         .route("/api/v1/projects/{id}/secrets", get(secrets::list))
         .route(
             "/api/v1/projects/{id}/secrets/{name}",

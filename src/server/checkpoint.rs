@@ -16,7 +16,7 @@ pub mod git;
 
 pub use apply::{Applied, ApplyError, apply};
 
-use self::git::{GitError, Repo};
+use self::git::{Author, GitError, Repo};
 use crate::runtime::project::ProjectId;
 use crate::server::state::AppState;
 use crate::server::store::{CheckpointKind, CheckpointRow, Store, StoreError};
@@ -64,10 +64,12 @@ impl Checkpoints {
 
     /// The checkpoints of project `id` on this server.
     pub fn for_project(state: &AppState, id: &ProjectId) -> Checkpoints {
+        let git = &state.config.git;
         let repo = Repo::new(
             state.projects.dir(id).join("checkpoints.git"),
             state.sandbox.workspace_dir(id),
-        );
+        )
+        .with_author(Author::new(&git.author_name, &git.author_email));
         Checkpoints::new(repo, state.store.clone(), id)
     }
 
@@ -98,11 +100,23 @@ impl Checkpoints {
         only_if_changed: bool,
         undone: &[String],
     ) -> Result<Option<CheckpointRow>, CheckpointError> {
+        let message = commit_message(kind, message_id, None);
+        self.commit_locked(kind, message_id, &message, only_if_changed, undone)
+            .await
+    }
+
+    async fn commit_locked(
+        &self,
+        kind: CheckpointKind,
+        message_id: Option<&str>,
+        message: &str,
+        only_if_changed: bool,
+        undone: &[String],
+    ) -> Result<Option<CheckpointRow>, CheckpointError> {
         let before = self.repo.head().await.map_err(|e| self.repo_error(e))?;
-        let label = format!("{} {}", kind.as_str(), message_id.unwrap_or("-"));
         let commit = self
             .repo
-            .snapshot(&label)
+            .snapshot(message)
             .await
             .map_err(|e| self.repo_error(e))?;
         if only_if_changed && before.as_deref() == Some(commit.as_str()) {
@@ -115,17 +129,98 @@ impl Checkpoints {
         Ok(Some(row))
     }
 
-    /// Takes the answer's checkpoint unless it has one. The caller holds the
+    /// Takes the answer's checkpoint unless it has one; `request` is what
+    /// the person asked for, the commit's message. The caller holds the
     /// lock.
-    pub async fn ensure_answer_locked(&self, message_id: &str) -> Result<(), CheckpointError> {
+    pub async fn ensure_answer_locked(
+        &self,
+        message_id: &str,
+        request: Option<&str>,
+    ) -> Result<(), CheckpointError> {
         let existing = self
             .store
             .checkpoint_for(&self.project, CheckpointKind::Answer, message_id)
             .await?;
         if existing.is_none() {
-            self.take_locked(CheckpointKind::Answer, Some(message_id), false, &[])
+            let kind = CheckpointKind::Answer;
+            let message = commit_message(kind, Some(message_id), request);
+            self.commit_locked(kind, Some(message_id), &message, false, &[])
                 .await?;
         }
         Ok(())
+    }
+
+    /// Records `commit`, made by another operation (a pull), as the latest
+    /// checkpoint. The caller holds the lock.
+    pub async fn record_locked(
+        &self,
+        kind: CheckpointKind,
+        message_id: Option<&str>,
+        commit: &str,
+    ) -> Result<CheckpointRow, CheckpointError> {
+        Ok(self
+            .store
+            .add_checkpoint(&self.project, kind, message_id, commit, &[])
+            .await?)
+    }
+}
+
+/// The longest first line of a checkpoint's commit message.
+const SUBJECT_CHARS: usize = 72;
+
+/// A checkpoint's commit message: what the person asked for (its first
+/// line, shortened) or what the checkpoint is, then a trailer naming the
+/// checkpoint's kind and message.
+pub fn commit_message(
+    kind: CheckpointKind,
+    message_id: Option<&str>,
+    request: Option<&str>,
+) -> String {
+    let id = message_id.unwrap_or("-");
+    let subject = match (kind, request.map(shorten).filter(|r| !r.is_empty())) {
+        (CheckpointKind::Answer, Some(request)) => request,
+        (CheckpointKind::Answer, None) => format!("Answer {id}"),
+        (CheckpointKind::BeforeFix, _) => format!("Before an automatic fix of {id}"),
+        (CheckpointKind::Edits, _) => "Edits since the last answer".to_owned(),
+        (CheckpointKind::BeforeRestore, _) => format!("Before restoring to {id}"),
+        (CheckpointKind::BeforeRedo, _) => format!("Before redoing {id}"),
+        (CheckpointKind::Pull, _) => "Pulled from the remote".to_owned(),
+    };
+    format!("{subject}\n\nRivet-Checkpoint: {} {id}\n", kind.as_str())
+}
+
+/// The first line with text, its spaces collapsed, cut to [`SUBJECT_CHARS`].
+fn shorten(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let line = words.join(" ");
+    if line.chars().count() <= SUBJECT_CHARS {
+        return line;
+    }
+    let cut: String = line.chars().take(SUBJECT_CHARS - 1).collect();
+    format!("{}…", cut.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checkpoint_commit_says_what_the_person_asked_for() {
+        let message = commit_message(
+            CheckpointKind::Answer,
+            Some("m2"),
+            Some("\n  Build a   todo app\nwith React"),
+        );
+        assert_eq!(message, "Build a todo app\n\nRivet-Checkpoint: answer m2\n");
+        let long = "word ".repeat(40);
+        let message = commit_message(CheckpointKind::Answer, Some("m4"), Some(&long));
+        let subject = message.lines().next().unwrap();
+        assert_eq!(subject.chars().count(), SUBJECT_CHARS);
+        assert!(subject.ends_with('…'), "{subject}");
+        let message = commit_message(CheckpointKind::Answer, Some("m6"), None);
+        assert!(message.starts_with("Answer m6\n"), "{message}");
+        let message = commit_message(CheckpointKind::BeforeRestore, Some("m2"), Some("x"));
+        assert!(message.starts_with("Before restoring to m2\n"), "{message}");
     }
 }

@@ -49,7 +49,7 @@ pub enum Command {
     Chat(chat::ChatArgs),
     /// List the projects of the running `rivet serve`, latest first.
     Projects(list::ProjectsArgs),
-    /// A project's git remote: `rivet git push --project ID`.
+    /// A project's git remote: `rivet git push|pull --project ID`.
     Git(git::GitArgs),
     /// The sandbox's helper process, which runs inside a project's sandbox;
     /// started by `rivet serve`.

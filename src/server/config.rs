@@ -24,6 +24,16 @@ pub struct Config {
     pub fix: FixConfig,
     pub import: ImportConfig,
     pub budget: BudgetConfig,
+    pub git: GitConfig,
+}
+
+/// Who the project's commits are written by (`[git]`): the author of every
+/// checkpoint, and so of what a push sends.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GitConfig {
+    pub author_name: String,
+    pub author_email: String,
 }
 
 /// Spending limits (`[budget]`).

@@ -38,7 +38,7 @@ pub fn api_code(error: &ApiError) -> ErrorCode {
         ApiError::Approval(ApprovalError::NotWaiting { .. }) => ErrorCode::Busy,
         ApiError::Secret(error) => features::secret_code(error),
         ApiError::Remote(error) => features::remote_code(error),
-        ApiError::Push(error) => features::push_code(error),
+        ApiError::Sync(error) => features::sync_code(error),
     }
 }
 

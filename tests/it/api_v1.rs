@@ -151,6 +151,8 @@ async fn requests_without_the_token_are_refused() {
             .json(&json!({"url": "http://127.0.0.1:9/x.git", "token": "t"})),
         anonymous.get(server.url(&format!("/projects/{project}/git/remote"))),
         anonymous.post(server.url(&format!("/projects/{project}/git/push"))),
+        anonymous.post(server.url(&format!("/projects/{project}/git/pull"))),
+        anonymous.get(server.url(&format!("/projects/{project}/git/status"))),
         anonymous.post(server.url(&format!("/projects/{project}/chats"))),
         anonymous
             .post(server.url(&format!("/projects/{project}/chats/main/messages")))

@@ -339,6 +339,20 @@ async fn edits_made_by_hand_are_their_own_checkpoint_when_the_next_message_is_se
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&shown.stdout), "<h1>by hand</h1>");
+    // Each checkpoint's commit says what it is: an answer's, what the
+    // person asked for.
+    let subjects = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(&repo)
+        .args(["log", "--format=%s", "refs/heads/checkpoints"])
+        .output()
+        .unwrap();
+    let subjects = String::from_utf8_lossy(&subjects.stdout);
+    let subjects: Vec<&str> = subjects.lines().collect();
+    assert_eq!(
+        subjects,
+        ["beta please", "Edits since the last answer", "alpha please"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

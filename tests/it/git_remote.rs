@@ -4,6 +4,7 @@
 //! refused, and the token is kept out of everything but its own file.
 #![cfg(feature = "ssr")]
 
+mod pull;
 mod server;
 
 use reqwest::StatusCode;
@@ -12,9 +13,9 @@ use serde_json::{Value, json};
 use self::server::{GitServer, git};
 use super::api_v1::{Server, server};
 
-const TOKEN: &str = "tok-remote-5a7e1c";
+pub(super) const TOKEN: &str = "tok-remote-5a7e1c";
 
-async fn put_file(server: &Server, project: &str, path: &str, text: &str) {
+pub(super) async fn put_file(server: &Server, project: &str, path: &str, text: &str) {
     let url = server.url(&format!("/projects/{project}/files/{path}"));
     let response = server
         .http
@@ -26,12 +27,12 @@ async fn put_file(server: &Server, project: &str, path: &str, text: &str) {
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
 }
 
-async fn set_remote(server: &Server, project: &str, body: Value) -> (StatusCode, Value) {
+pub(super) async fn set_remote(server: &Server, project: &str, body: Value) -> (StatusCode, Value) {
     let url = server.url(&format!("/projects/{project}/git/remote"));
     server.json(server.http.put(&url).json(&body)).await
 }
 
-async fn push(server: &Server, project: &str) -> (StatusCode, Value) {
+pub(super) async fn push(server: &Server, project: &str) -> (StatusCode, Value) {
     let url = server.url(&format!("/projects/{project}/git/push"));
     server.json(server.http.post(&url)).await
 }

@@ -1,7 +1,7 @@
 //! Errors of the HTTP API: a status and `{"code": ..., "message": ...}`,
 //! where `code` is stable and `message` is for people.
 
-use crate::server::checkpoint::git::push::PushError;
+use crate::server::checkpoint::git::sync::SyncError;
 use crate::server::remote::RemoteError;
 use axum::Json;
 use axum::extract::rejection::{BytesRejection, JsonRejection};
@@ -22,6 +22,8 @@ pub struct V1Error {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// The files an error is about (a merge's conflicts), when there are.
+    pub paths: Vec<String>,
 }
 
 impl V1Error {
@@ -30,13 +32,17 @@ impl V1Error {
             status,
             code,
             message: message.into(),
+            paths: Vec::new(),
         }
     }
 }
 
 impl IntoResponse for V1Error {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({"code": self.code, "message": self.message});
+        let mut body = serde_json::json!({"code": self.code, "message": self.message});
+        if !self.paths.is_empty() {
+            body["paths"] = serde_json::json!(self.paths);
+        }
         (self.status, Json(body)).into_response()
     }
 }
@@ -54,6 +60,10 @@ impl V1Error {
 impl From<ApiError> for V1Error {
     fn from(error: ApiError) -> V1Error {
         let kind = errors::api_code(&error);
+        let paths = match &error {
+            ApiError::Sync(SyncError::Conflict(paths)) => paths.clone(),
+            _ => Vec::new(),
+        };
         let code = match error {
             ApiError::Project(error) => return error.into(),
             ApiError::Runtime(error) => return error.into(),
@@ -76,12 +86,14 @@ impl From<ApiError> for V1Error {
             ApiError::Remote(RemoteError::NotSet) => "remote_not_set",
             ApiError::Remote(RemoteError::Io(_)) => "storage",
             ApiError::Remote(_) => "invalid_remote",
-            ApiError::Push(PushError::PullFirst) => "pull_first",
-            ApiError::Push(PushError::Refused(_)) => "remote_refused",
-            ApiError::Push(PushError::Unreachable(_)) => "remote_unreachable",
-            ApiError::Push(PushError::Failed(_)) => "push_failed",
-            ApiError::Push(PushError::NothingToPush) => "nothing_to_push",
-            ApiError::Push(PushError::Git(_)) => "git",
+            ApiError::Sync(SyncError::PullFirst) => "pull_first",
+            ApiError::Sync(SyncError::Conflict(_)) => "merge_conflict",
+            ApiError::Sync(SyncError::NoBranch(_)) => "remote_branch_missing",
+            ApiError::Sync(SyncError::Refused(_)) => "remote_refused",
+            ApiError::Sync(SyncError::Unreachable(_)) => "remote_unreachable",
+            ApiError::Sync(SyncError::Failed(_)) => "remote_failed",
+            ApiError::Sync(SyncError::NothingToPush) => "nothing_to_push",
+            ApiError::Sync(SyncError::Git(_)) => "git",
             ApiError::TooManyChats => "too_many_chats",
             ApiError::Secret(SecretError::NotFound(_)) => "secret_not_found",
             ApiError::Secret(SecretError::Io(_)) => "storage",
@@ -89,7 +101,9 @@ impl From<ApiError> for V1Error {
             ApiError::Approval(AgentApprovalError::NotFound(_)) => "step_not_found",
             ApiError::Approval(AgentApprovalError::NotWaiting { .. }) => "step_not_waiting",
         };
-        V1Error::of(kind, code, error.to_string())
+        let mut v1 = V1Error::of(kind, code, error.to_string());
+        v1.paths = paths;
+        v1
     }
 }
 

@@ -2,7 +2,7 @@
 //! the project, so code in the sandbox cannot touch it) and the project's
 //! workspace as the work tree. Nothing of the host's git setup applies: the
 //! environment is cleared, no system or global configuration is read, hooks
-//! and signing are off and the author is Rivet's. `git` itself is found by
+//! and signing are off and the author is the one `[git]` names. `git` itself is found by
 //! `host_tools` (absolute directories only), never through the workspace.
 //!
 //! Checkpoints are commits chained on one branch, so none is ever
@@ -18,7 +18,7 @@ use crate::runtime::tree::SKIPPED_DIRS;
 use crate::server::host_tools::{self, HostToolError};
 
 /// The branch every checkpoint is chained on.
-const BRANCH: &str = "refs/heads/checkpoints";
+pub(super) const BRANCH: &str = "refs/heads/checkpoints";
 
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
@@ -50,11 +50,44 @@ pub enum Change {
     Remove(String),
 }
 
+/// Who checkpoints are written by (`[git] author_name`, `author_email`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Author {
+    name: String,
+    email: String,
+}
+
+impl Author {
+    /// The name and address as given, without the characters git's
+    /// `Name <email>` line cannot hold; Rivet's own where nothing is left.
+    pub fn new(name: &str, email: &str) -> Author {
+        let clean = |text: &str, fallback: &str| {
+            let kept: String = text
+                .chars()
+                .filter(|c| !matches!(c, '<' | '>') && !c.is_control())
+                .collect();
+            let kept = kept.trim();
+            if kept.is_empty() { fallback } else { kept }.to_owned()
+        };
+        Author {
+            name: clean(name, "Rivet"),
+            email: clean(email, "rivet@localhost"),
+        }
+    }
+}
+
+impl Default for Author {
+    fn default() -> Author {
+        Author::new("", "")
+    }
+}
+
 /// One checkpoint repository.
 #[derive(Clone, Debug)]
 pub struct Repo {
     git_dir: PathBuf,
     work_tree: PathBuf,
+    author: Author,
 }
 
 impl Repo {
@@ -62,7 +95,14 @@ impl Repo {
         Repo {
             git_dir: git_dir.into(),
             work_tree: work_tree.into(),
+            author: Author::default(),
         }
+    }
+
+    /// The same repository, its commits written by `author`.
+    pub fn with_author(mut self, author: Author) -> Repo {
+        self.author = author;
+        self
     }
 
     pub fn git_dir(&self) -> &Path {
@@ -80,10 +120,10 @@ impl Repo {
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_AUTHOR_NAME", "Rivet")
-            .env("GIT_AUTHOR_EMAIL", "rivet@localhost")
-            .env("GIT_COMMITTER_NAME", "Rivet")
-            .env("GIT_COMMITTER_EMAIL", "rivet@localhost")
+            .env("GIT_AUTHOR_NAME", &self.author.name)
+            .env("GIT_AUTHOR_EMAIL", &self.author.email)
+            .env("GIT_COMMITTER_NAME", &self.author.name)
+            .env("GIT_COMMITTER_EMAIL", &self.author.email)
             .args(["-c", "core.hooksPath=/dev/null"])
             .args(["-c", "commit.gpgSign=false"])
             .args(["-c", "core.autocrlf=false"])
@@ -306,7 +346,7 @@ impl Repo {
         if !output.status.success() {
             return Err(self.failure("clone", &output.stderr));
         }
-        let repo = Repo::new(git_dir, work_tree);
+        let repo = Repo::new(git_dir, work_tree).with_author(self.author.clone());
         repo.ensure().await?;
         Ok(repo)
     }
@@ -332,7 +372,7 @@ fn parse_name_status(out: &[u8]) -> Result<Vec<Change>, GitError> {
 }
 
 mod nested;
-pub mod push;
+pub mod sync;
 
 #[cfg(test)]
 mod tests;

@@ -135,12 +135,12 @@ impl Client {
         Ok(self.json::<Created>(request).await?.id)
     }
 
-    /// Pushes the project's checkpoints to its git remote: the commit and
-    /// the branch, as `POST …/git/push` answers them.
-    pub async fn push(&self, id: &str) -> Result<serde_json::Value, ClientError> {
+    /// Pushes the project's checkpoints to its git remote (`"push"`) or
+    /// pulls from it (`"pull"`): the answer of `POST …/git/{operation}`.
+    pub async fn git(&self, id: &str, operation: &str) -> Result<serde_json::Value, ClientError> {
         let request = self
             .http
-            .post(self.url(&format!("/projects/{id}/git/push")));
+            .post(self.url(&format!("/projects/{id}/git/{operation}")));
         self.json(request).await
     }
 

@@ -1,6 +1,7 @@
-//! `rivet git push --project ID`: pushes a project of a running `rivet
-//! serve` to the git remote connected to it (in the settings or with `PUT
-//! /api/v1/projects/{id}/git/remote`), and prints the commit and branch.
+//! `rivet git push|pull --project ID`: pushes a project of a running
+//! `rivet serve` to the git remote connected to it (in the settings or with
+//! `PUT /api/v1/projects/{id}/git/remote`), or pulls from it, and prints the
+//! commit and branch.
 
 use std::process::ExitCode;
 
@@ -24,18 +25,30 @@ pub enum GitAction {
         #[arg(long)]
         project: String,
     },
+    /// Bring the remote branch's commits into the project (a fast-forward
+    /// or a merge; a conflict changes nothing).
+    Pull {
+        /// The project's id (see `rivet projects`).
+        #[arg(long)]
+        project: String,
+    },
 }
 
 pub async fn run(args: GitArgs, config: Config) -> anyhow::Result<ExitCode> {
     let client = Client::new(&config, args.server.as_deref())?;
+    let field =
+        |value: &serde_json::Value, key: &str| value[key].as_str().unwrap_or("?").to_owned();
     match args.action {
         GitAction::Push { project } => {
-            let pushed = client.push(&project).await?;
-            println!(
-                "pushed {} to {}",
-                pushed["commit"].as_str().unwrap_or("?"),
-                pushed["branch"].as_str().unwrap_or("?")
-            );
+            let pushed = client.git(&project, "push").await?;
+            let (commit, branch) = (field(&pushed, "commit"), field(&pushed, "branch"));
+            println!("pushed {commit} to {branch}");
+        }
+        GitAction::Pull { project } => {
+            let pulled = client.git(&project, "pull").await?;
+            let (commit, branch) = (field(&pulled, "commit"), field(&pulled, "branch"));
+            let how = field(&pulled, "outcome").replace('_', " ");
+            println!("pulled {branch}: {how}, now at {commit}");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -6,7 +6,7 @@
 use super::{api_code, project_code, runtime_code};
 use crate::runtime::error::{ErrorCode, RivetError};
 use crate::server::checkpoint::CheckpointError;
-use crate::server::checkpoint::git::push::PushError;
+use crate::server::checkpoint::git::sync::SyncError;
 use crate::server::remote::RemoteError;
 use crate::server::secrets::SecretError;
 use crate::server::session::browser::BrowserError;
@@ -67,12 +67,13 @@ pub fn remote_code(error: &RemoteError) -> ErrorCode {
     }
 }
 
-pub fn push_code(error: &PushError) -> ErrorCode {
+pub fn sync_code(error: &SyncError) -> ErrorCode {
     match error {
-        PushError::PullFirst => ErrorCode::Busy,
-        PushError::Refused(_) | PushError::NothingToPush => ErrorCode::Invalid,
-        PushError::Unreachable(_) | PushError::Failed(_) => ErrorCode::Unavailable,
-        PushError::Git(_) => ErrorCode::Internal,
+        SyncError::PullFirst | SyncError::Conflict(_) => ErrorCode::Busy,
+        SyncError::NoBranch(_) => ErrorCode::NotFound,
+        SyncError::Refused(_) | SyncError::NothingToPush => ErrorCode::Invalid,
+        SyncError::Unreachable(_) | SyncError::Failed(_) => ErrorCode::Unavailable,
+        SyncError::Git(_) => ErrorCode::Internal,
     }
 }
 

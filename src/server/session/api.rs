@@ -68,7 +68,7 @@ pub enum ApiError {
     #[error(transparent)]
     Remote(#[from] crate::server::remote::RemoteError),
     #[error(transparent)]
-    Push(#[from] crate::server::checkpoint::git::push::PushError),
+    Sync(#[from] crate::server::checkpoint::git::sync::SyncError),
     #[error("the project has no chat {0}")]
     ChatNotFound(String),
     #[error("a project has at most {} chats", crate::runtime::session::MAX_CHATS)]

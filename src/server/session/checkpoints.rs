@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use fork::fork;
+pub(crate) use rewind::write_back;
 pub use rewind::{Restored, redo, restore};
 
 use super::project::ProjectHandle;
@@ -27,13 +28,41 @@ fn checkpoints(handle: &ProjectHandle) -> Option<Arc<Checkpoints>> {
     handle.checkpoints.get().cloned()
 }
 
-fn latest_answer(state: &SessionState) -> Option<String> {
+pub(crate) fn latest_answer(state: &SessionState) -> Option<String> {
     state
         .messages
         .iter()
         .rev()
         .find(|m| m.role == Role::Assistant)
         .map(|m| m.id.clone())
+}
+
+/// What the person asked for with answer `answer`: the text of the user
+/// message before it in its chat (a checkpoint's commit message).
+fn request_of(state: &SessionState, answer: &str) -> Option<String> {
+    let index = state.messages.iter().position(|m| m.id == answer)?;
+    let chat = &state.messages[index].chat;
+    let asked = state.messages[..index]
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User && &m.chat == chat)?;
+    Some(match asked.automatic {
+        Some(_) => "Fix the failure Rivet reported".to_owned(),
+        None => asked.text(),
+    })
+}
+
+/// Takes answer `message_id`'s checkpoint unless it has one. The caller
+/// holds the lock.
+async fn ensure_answer(
+    handle: &ProjectHandle,
+    checkpoints: &Checkpoints,
+    message_id: &str,
+) -> Result<(), CheckpointError> {
+    let request = handle.session.read(|s| request_of(s, message_id));
+    checkpoints
+        .ensure_answer_locked(message_id, request.as_deref())
+        .await
 }
 
 /// Before a push: the latest answer's checkpoint, then the files as they
@@ -45,7 +74,7 @@ pub async fn take_current_locked(
 ) -> Result<(), CheckpointError> {
     let latest = handle.session.read(latest_answer);
     if let Some(latest) = &latest {
-        checkpoints.ensure_answer_locked(latest).await?;
+        ensure_answer(handle, checkpoints, latest).await?;
     }
     checkpoints
         .take_locked(CheckpointKind::Edits, latest.as_deref(), true, &[])
@@ -73,7 +102,7 @@ pub fn after_answer(handle: &Arc<ProjectHandle>, message_id: &str) {
             tokio::time::sleep(POLL).await;
         }
         let _guard = checkpoints.lock().await;
-        if let Err(error) = checkpoints.ensure_answer_locked(&message_id).await {
+        if let Err(error) = ensure_answer(&handle, &checkpoints, &message_id).await {
             tracing::warn!(project = %handle.id, %error, "the answer's checkpoint could not be taken");
         }
     });
@@ -91,7 +120,7 @@ pub async fn before_message(handle: &ProjectHandle) {
     let _guard = checkpoints.lock().await;
     let outcome = async {
         if let Some(latest) = &latest {
-            checkpoints.ensure_answer_locked(latest).await?;
+            ensure_answer(handle, &checkpoints, latest).await?;
         }
         if edited {
             checkpoints
@@ -113,7 +142,7 @@ pub async fn before_fix(handle: &ProjectHandle, message_id: &str) {
     };
     let _guard = checkpoints.lock().await;
     let outcome = async {
-        checkpoints.ensure_answer_locked(message_id).await?;
+        ensure_answer(handle, &checkpoints, message_id).await?;
         checkpoints
             .take_locked(CheckpointKind::BeforeFix, Some(message_id), true, &[])
             .await
@@ -122,5 +151,33 @@ pub async fn before_fix(handle: &ProjectHandle, message_id: &str) {
     .await;
     if let Err(error) = outcome {
         tracing::warn!(project = %handle.id, %error, "the checkpoint before a fix could not be taken");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::session::{ChatId, Message};
+
+    #[test]
+    fn an_answers_request_is_the_user_message_before_it_in_its_chat() {
+        let mut state = SessionState::default();
+        let other = ChatId::numbered(2);
+        let mut side = Message::user("m3", "Explain the router");
+        side.chat = other.clone();
+        let mut side_answer = Message::assistant("m4");
+        side_answer.chat = other;
+        state.messages = vec![
+            Message::user("m1", "Build a todo app"),
+            Message::assistant("m2"),
+            side,
+            Message::assistant("m5"),
+            side_answer,
+        ];
+        let request = |id| request_of(&state, id);
+        assert_eq!(request("m2").as_deref(), Some("Build a todo app"));
+        assert_eq!(request("m5").as_deref(), Some("Build a todo app"));
+        assert_eq!(request("m4").as_deref(), Some("Explain the router"));
+        assert_eq!(request("m9"), None);
     }
 }

@@ -1,21 +1,50 @@
 //! A project's git remote as the UI and the HTTP API reach it: set it, read
-//! it (never its token), and push the project's checkpoints to it. A push
-//! first takes a checkpoint of the files as they are, so what is pushed is
-//! what the person sees.
+//! it (never its token), push the project's checkpoints to it, pull from
+//! it, and say how far apart the two are. A push or pull first takes a
+//! checkpoint of the files as they are, so what is pushed is what the
+//! person sees and a pull never loses an edit.
+
+use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::ProjectHandle;
 use super::api::{ApiError, open_project};
 use crate::runtime::project::ProjectId;
-use crate::server::checkpoint::git::push::Credentials;
-use crate::server::remote::{RemoteError, RemoteInput, RemoteView};
+use crate::server::checkpoint::git::Repo;
+use crate::server::checkpoint::git::sync::{Credentials, Merge, SyncError};
+use crate::server::checkpoint::{CheckpointError, Checkpoints};
+use crate::server::remote::{Remote, RemoteError, RemoteInput, RemoteView};
 use crate::server::state::AppState;
+use crate::server::store::CheckpointKind;
 
 /// What a push sent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Pushed {
     pub commit: String,
     pub branch: String,
+}
+
+/// What a pull did: the commit the project is at now, how it got there
+/// (`up_to_date`, `fast_forward` or `merged`) and the files it changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pulled {
+    pub commit: String,
+    pub branch: String,
+    pub outcome: &'static str,
+    pub written: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+/// The project against its remote: commits the remote lacks (`ahead`) and
+/// commits the project lacks (`behind`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GitStatus {
+    pub branch: String,
+    /// The remote branch's commit; `None` while the branch does not exist.
+    pub remote_commit: Option<String>,
+    pub ahead: u64,
+    pub behind: u64,
 }
 
 /// The project's remote, without its token.
@@ -37,9 +66,11 @@ pub async fn set_remote(
     Ok(remote.view())
 }
 
-/// Pushes the project's checkpoints to its remote's branch, never forcing:
-/// a remote that moved answers "pull first".
-pub async fn push(state: &AppState, project: &ProjectId) -> Result<Pushed, ApiError> {
+/// The project's checkpoints once nothing runs, and its remote.
+async fn prepare(
+    state: &AppState,
+    project: &ProjectId,
+) -> Result<(Arc<ProjectHandle>, Arc<Checkpoints>, Remote), ApiError> {
     let handle = open_project(state, project).await?;
     let remote = state.remotes.get(project)?.ok_or(RemoteError::NotSet)?;
     if super::conversation::is_busy(&handle) {
@@ -49,21 +80,137 @@ pub async fn push(state: &AppState, project: &ProjectId) -> Result<Pushed, ApiEr
         .checkpoints
         .get()
         .cloned()
-        .ok_or(crate::server::checkpoint::CheckpointError::Unavailable)?;
-    let _guard = checkpoints.lock().await;
-    super::checkpoints::take_current_locked(&handle, &checkpoints).await?;
-    let credentials = remote.token.as_deref().map(|token| Credentials {
+        .ok_or(CheckpointError::Unavailable)?;
+    Ok((handle, checkpoints, remote))
+}
+
+fn credentials(remote: &Remote) -> Option<Credentials<'_>> {
+    remote.token.as_deref().map(|token| Credentials {
         username: remote.username.as_deref().unwrap_or("rivet"),
         token,
-    });
+    })
+}
+
+/// Pushes the project's checkpoints to its remote's branch, never forcing:
+/// a remote that moved answers "pull first".
+pub async fn push(state: &AppState, project: &ProjectId) -> Result<Pushed, ApiError> {
+    let (handle, checkpoints, remote) = prepare(state, project).await?;
+    let _guard = checkpoints.lock().await;
+    super::checkpoints::take_current_locked(&handle, &checkpoints).await?;
     let commit = checkpoints
         .repo()
-        .push(&remote.url, &remote.branch, credentials)
+        .push(&remote.url, &remote.branch, credentials(&remote))
         .await?;
     tracing::info!(%project, commit, branch = remote.branch, "pushed");
     Ok(Pushed {
         commit,
         branch: remote.branch,
+    })
+}
+
+/// Brings the remote branch's commits into the project: the files as they
+/// are become a checkpoint first, then the remote's commit is
+/// fast-forwarded to or merged, and the files that changed are written
+/// through the runtime. A conflict changes nothing and names the paths.
+pub async fn pull(state: &AppState, project: &ProjectId) -> Result<Pulled, ApiError> {
+    let (handle, checkpoints, remote) = prepare(state, project).await?;
+    let _guard = checkpoints.lock().await;
+    super::checkpoints::take_current_locked(&handle, &checkpoints).await?;
+    let repo = checkpoints.repo();
+    let theirs = repo
+        .fetch(&remote.url, &remote.branch, credentials(&remote))
+        .await?
+        .ok_or_else(|| SyncError::NoBranch(remote.branch.clone()))?;
+    let head = repo
+        .head()
+        .await
+        .map_err(|e| checkpoints.repo_error(e))?
+        .ok_or(CheckpointError::Unavailable)?;
+    let message = format!(
+        "Merge {} of {}\n\nRivet-Checkpoint: pull\n",
+        remote.branch, remote.url
+    );
+    let merge = repo.merge(&head, &theirs, &message).await?;
+    let (outcome, commit) = match merge {
+        Merge::UpToDate => ("up_to_date", head.clone()),
+        Merge::FastForward(commit) => ("fast_forward", commit),
+        Merge::Merged(commit) => ("merged", commit),
+    };
+    let mut pulled = Pulled {
+        commit: commit.clone(),
+        branch: remote.branch.clone(),
+        outcome,
+        written: Vec::new(),
+        removed: Vec::new(),
+    };
+    if commit == head {
+        return Ok(pulled);
+    }
+    let applied = super::checkpoints::write_back(&handle, &checkpoints, &head, &commit).await?;
+    repo.advance(&head, &commit)
+        .await
+        .map_err(|e| checkpoints.repo_error(e))?;
+    let latest = handle.session.read(super::checkpoints::latest_answer);
+    checkpoints
+        .record_locked(CheckpointKind::Pull, latest.as_deref(), &commit)
+        .await?;
+    tell_the_model(&handle, repo, &head, &commit, &applied.written).await;
+    tracing::info!(%project, commit, outcome, branch = remote.branch, "pulled");
+    (pulled.written, pulled.removed) = (applied.written, applied.removed);
+    Ok(pulled)
+}
+
+/// The most pulled files the model's next request shows as changed.
+const TOLD_FILES: usize = 40;
+
+/// The pulled changes go to the model with its next request, as the
+/// person's own edits do (text files only).
+async fn tell_the_model(
+    handle: &ProjectHandle,
+    repo: &Repo,
+    from: &str,
+    to: &str,
+    written: &[String],
+) {
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).ok();
+    for path in written.iter().take(TOLD_FILES) {
+        let before = repo.read(from, path).await.ok().and_then(text);
+        let Some(after) = repo.read(to, path).await.ok().and_then(text) else {
+            continue;
+        };
+        handle
+            .conversation()
+            .user_edits
+            .entry(path.clone())
+            .and_modify(|(_, later)| later.clone_from(&after))
+            .or_insert((before, after));
+    }
+}
+
+/// How far the project and its remote are apart, after fetching the
+/// remote's branch.
+pub async fn status(state: &AppState, project: &ProjectId) -> Result<GitStatus, ApiError> {
+    let remote = state.remotes.get(project)?.ok_or(RemoteError::NotSet)?;
+    let handle = open_project(state, project).await?;
+    let checkpoints = handle
+        .checkpoints
+        .get()
+        .cloned()
+        .ok_or(CheckpointError::Unavailable)?;
+    let _guard = checkpoints.lock().await;
+    let repo = checkpoints.repo();
+    let fetched = repo
+        .fetch(&remote.url, &remote.branch, credentials(&remote))
+        .await?;
+    let divergence = repo
+        .divergence(fetched.as_deref())
+        .await
+        .map_err(|e| checkpoints.repo_error(e))?;
+    Ok(GitStatus {
+        branch: remote.branch,
+        remote_commit: fetched,
+        ahead: divergence.ahead,
+        behind: divergence.behind,
     })
 }
 

@@ -18,6 +18,8 @@ pub enum CheckpointKind {
     BeforeRestore,
     /// The state a redo replaced.
     BeforeRedo,
+    /// The files after a pull from the project's git remote.
+    Pull,
 }
 
 impl CheckpointKind {
@@ -28,6 +30,7 @@ impl CheckpointKind {
             CheckpointKind::Edits => "edits",
             CheckpointKind::BeforeRestore => "before_restore",
             CheckpointKind::BeforeRedo => "before_redo",
+            CheckpointKind::Pull => "pull",
         }
     }
 }

@@ -85,6 +85,30 @@ async fn the_host_users_git_configuration_and_hooks_do_not_apply() {
 }
 
 #[tokio::test]
+async fn checkpoints_are_written_by_the_configured_author() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path()).with_author(Author::new("Ada <L>", "ada@example.org\n"));
+    write(dir.path(), "a.txt", "a");
+    let commit = repo.snapshot("Build a clock\n\nbody").await.unwrap();
+    let said = repo
+        .run_line(&["log", "-1", "--format=%an <%ae> %cn|%s", &commit])
+        .await
+        .unwrap();
+    assert_eq!(said, "Ada L <ada@example.org> Ada L|Build a clock");
+    let fork = repo
+        .clone_to(&dir.path().join("fork.git"), dir.path())
+        .await
+        .unwrap();
+    write(dir.path(), "b.txt", "b");
+    let next = fork.snapshot("two").await.unwrap();
+    let author = fork
+        .run_line(&["log", "-1", "--format=%an", &next])
+        .await
+        .unwrap();
+    assert_eq!(author, "Ada L");
+}
+
+#[tokio::test]
 async fn a_missing_repository_or_commit_fails_verification() {
     let dir = tempfile::tempdir().unwrap();
     let repo = repo(dir.path());

@@ -81,7 +81,7 @@ fn set_statuses(handle: &ProjectHandle, changed: Vec<MessageRow>) {
 }
 
 /// Writes the files of `to` (the work tree holding `from`) and tells the session.
-async fn write_back(
+pub(crate) async fn write_back(
     handle: &ProjectHandle,
     checkpoints: &Checkpoints,
     from: &str,
