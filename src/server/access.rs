@@ -143,6 +143,20 @@ impl Access {
             .is_some_and(|t| token::constant_time_eq(t.expose().as_bytes(), candidate.as_bytes()))
     }
 
+    /// A value derived from the token for one `purpose` (a private site's
+    /// key): it proves the owner gave it without being the token, so a page
+    /// that learns it cannot use the IDE. `None` when no token is asked for.
+    pub fn derived_key(&self, purpose: &str) -> Option<String> {
+        use sha2::Digest;
+        let token = self.token.as_ref()?;
+        let mut hash = sha2::Sha256::new();
+        hash.update(b"rivet-derived-key\0");
+        hash.update(purpose.as_bytes());
+        hash.update(b"\0");
+        hash.update(token.expose().as_bytes());
+        Some(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    }
+
     /// What the request carries: a bearer token or the session cookie.
     pub fn credential(&self, headers: &HeaderMap) -> Credential {
         let mut seen = false;

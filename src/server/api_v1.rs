@@ -14,6 +14,7 @@ mod files;
 mod git;
 mod messages;
 mod projects;
+mod publish;
 mod secrets;
 mod transfer;
 
@@ -84,6 +85,16 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/projects/{id}/git/push", post(git::push))
         .route("/api/v1/projects/{id}/git/pull", post(git::pull))
         .route("/api/v1/projects/{id}/git/status", get(git::status))
+        .route(
+            "/api/v1/projects/{id}/publish",
+            get(publish::site)
+                .post(publish::publish)
+                .delete(publish::unpublish),
+        )
+        .route(
+            "/api/v1/projects/{id}/publish/rollback",
+            post(publish::rollback),
+        )
         .route("/api/v1/projects/{id}/secrets", get(secrets::list))
         .route(
             "/api/v1/projects/{id}/secrets/{name}",

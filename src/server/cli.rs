@@ -6,6 +6,7 @@ mod client;
 mod follow;
 mod git;
 mod list;
+mod publish;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,6 +52,8 @@ pub enum Command {
     Projects(list::ProjectsArgs),
     /// A project's git remote: `rivet git push|pull --project ID`.
     Git(git::GitArgs),
+    /// Publish a project as a static site: `rivet publish --project ID`.
+    Publish(publish::PublishArgs),
     /// The sandbox's helper process, which runs inside a project's sandbox;
     /// started by `rivet serve`.
     #[command(hide = true)]
@@ -92,6 +95,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Chat(args) => return runtime.block_on(chat::run(args, config)),
         Command::Projects(args) => return runtime.block_on(list::run(args, config)),
         Command::Git(args) => return runtime.block_on(git::run(args, config)),
+        Command::Publish(args) => return runtime.block_on(publish::run(args, config)),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -25,6 +25,23 @@ pub struct Config {
     pub import: ImportConfig,
     pub budget: BudgetConfig,
     pub git: GitConfig,
+    pub publish: PublishConfig,
+}
+
+/// Published sites (`[publish]`): where they are served and how large one
+/// may be.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PublishConfig {
+    /// Sites are served at `<project>.<domain>` on the IDE's port.
+    pub domain: String,
+    /// The address a site is shown at, with `{project}` in it; empty:
+    /// `http://{project}.<domain>:<the IDE's port>/`.
+    pub url: String,
+    /// The largest site, all its files together.
+    pub max_mb: u64,
+    /// The longest a build may run.
+    pub build_timeout_secs: u64,
 }
 
 /// Who the project's commits are written by (`[git]`): the author of every

@@ -26,6 +26,7 @@ pub fn api_code(error: &ApiError) -> ErrorCode {
         | ApiError::DraftTooLong
         | ApiError::TooManyChats => ErrorCode::Invalid,
         ApiError::ChatNotFound(_) => ErrorCode::NotFound,
+        ApiError::Publish(error) => features::publish_code(error),
         ApiError::Llm(_) => ErrorCode::Unavailable,
         ApiError::BudgetExceeded { .. } => ErrorCode::BudgetExceeded,
         ApiError::Preview(PreviewError::AllInUse { .. } | PreviewError::NoAddress { .. }) => {

@@ -61,10 +61,15 @@ pub fn app(state: AppState) -> Router {
             "cross-origin-embedder-policy",
             "credentialless",
         ))
-        // Outermost: a preview host is proxied before any IDE route can answer.
+        // A preview host is proxied before any IDE route can answer.
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             sandbox::preview_guard,
+        ))
+        // Outermost: a published site's host is served before anything else.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            super::publish::site_guard,
         ))
         .with_state(state)
 }

@@ -18,6 +18,7 @@ mod hub;
 pub mod manage;
 pub mod page_report;
 mod project;
+pub mod publish;
 mod recording;
 pub mod remote;
 mod restore;

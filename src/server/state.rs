@@ -33,6 +33,8 @@ pub struct AppState {
     pub store: Store,
     /// Each project's git remote and its token (`<data_dir>/remotes`).
     pub remotes: crate::server::remote::RemoteStore,
+    /// Each project's published versions (`<data_dir>/published`).
+    pub sites: crate::server::publish::Sites,
 }
 
 impl AppState {
@@ -62,6 +64,7 @@ impl AppState {
             projects: Projects::new(&config.server.data_dir),
             store: Store::new(&config.server.data_dir, config.runtime.default),
             remotes: crate::server::remote::RemoteStore::new(&config.server.data_dir),
+            sites: crate::server::publish::Sites::new(&config.server.data_dir),
             llm: Arc::new(LlmService::new(config.clone())),
             config,
             sandbox,

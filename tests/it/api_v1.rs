@@ -153,6 +153,12 @@ async fn requests_without_the_token_are_refused() {
         anonymous.post(server.url(&format!("/projects/{project}/git/push"))),
         anonymous.post(server.url(&format!("/projects/{project}/git/pull"))),
         anonymous.get(server.url(&format!("/projects/{project}/git/status"))),
+        anonymous.post(server.url(&format!("/projects/{project}/publish"))),
+        anonymous.get(server.url(&format!("/projects/{project}/publish"))),
+        anonymous.delete(server.url(&format!("/projects/{project}/publish"))),
+        anonymous
+            .post(server.url(&format!("/projects/{project}/publish/rollback")))
+            .json(&json!({"version": 1})),
         anonymous.post(server.url(&format!("/projects/{project}/chats"))),
         anonymous
             .post(server.url(&format!("/projects/{project}/chats/main/messages")))

@@ -12,6 +12,7 @@ mod enhance;
 mod git_remote;
 mod llm;
 mod protocol;
+mod publish;
 mod runtime_choice;
 mod sandbox;
 mod secrets;

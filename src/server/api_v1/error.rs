@@ -2,6 +2,7 @@
 //! where `code` is stable and `message` is for people.
 
 use crate::server::checkpoint::git::sync::SyncError;
+use crate::server::publish::PublishError;
 use crate::server::remote::RemoteError;
 use axum::Json;
 use axum::extract::rejection::{BytesRejection, JsonRejection};
@@ -95,6 +96,13 @@ impl From<ApiError> for V1Error {
             ApiError::Sync(SyncError::NothingToPush) => "nothing_to_push",
             ApiError::Sync(SyncError::Git(_)) => "git",
             ApiError::TooManyChats => "too_many_chats",
+            ApiError::Publish(PublishError::NothingToPublish(_)) => "nothing_to_publish",
+            ApiError::Publish(PublishError::BuildFailed(_)) => "build_failed",
+            ApiError::Publish(PublishError::TooLarge(_)) => "site_too_large",
+            ApiError::Publish(PublishError::Unsupported(_)) => "unsupported",
+            ApiError::Publish(PublishError::NoVersion(_)) => "version_not_found",
+            ApiError::Publish(PublishError::NotPublished) => "not_published",
+            ApiError::Publish(PublishError::Io(_) | PublishError::Corrupt { .. }) => "storage",
             ApiError::Secret(SecretError::NotFound(_)) => "secret_not_found",
             ApiError::Secret(SecretError::Io(_)) => "storage",
             ApiError::Secret(_) => "invalid_secret",

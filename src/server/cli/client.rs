@@ -144,6 +144,20 @@ impl Client {
         self.json(request).await
     }
 
+    /// Publishes the project: `{"version", "url"}` as `POST …/publish`
+    /// answers them.
+    pub async fn publish(
+        &self,
+        id: &str,
+        body: serde_json::Value,
+    ) -> Result<serde_json::Value, ClientError> {
+        let request = self
+            .http
+            .post(self.url(&format!("/projects/{id}/publish")))
+            .json(&body);
+        self.json(request).await
+    }
+
     pub async fn project(&self, id: &str) -> Result<ProjectListing, ClientError> {
         self.json(self.http.get(self.url(&format!("/projects/{id}"))))
             .await

@@ -7,6 +7,7 @@ use super::{api_code, project_code, runtime_code};
 use crate::runtime::error::{ErrorCode, RivetError};
 use crate::server::checkpoint::CheckpointError;
 use crate::server::checkpoint::git::sync::SyncError;
+use crate::server::publish::PublishError;
 use crate::server::remote::RemoteError;
 use crate::server::secrets::SecretError;
 use crate::server::session::browser::BrowserError;
@@ -64,6 +65,17 @@ pub fn remote_code(error: &RemoteError) -> ErrorCode {
         | RemoteError::InvalidField(_) => ErrorCode::Invalid,
         RemoteError::NotSet => ErrorCode::NotFound,
         RemoteError::Io(_) => ErrorCode::Internal,
+    }
+}
+
+pub fn publish_code(error: &PublishError) -> ErrorCode {
+    match error {
+        PublishError::NothingToPublish(_)
+        | PublishError::BuildFailed(_)
+        | PublishError::TooLarge(_)
+        | PublishError::Unsupported(_) => ErrorCode::Invalid,
+        PublishError::NoVersion(_) | PublishError::NotPublished => ErrorCode::NotFound,
+        PublishError::Io(_) | PublishError::Corrupt { .. } => ErrorCode::Internal,
     }
 }
 

@@ -61,23 +61,7 @@ fn frameable(mut response: Response) -> Response {
 }
 
 fn page(status: StatusCode, title: &str, detail: &str) -> Response {
-    let escape = |s: &str| {
-        s.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-    };
-    let html = format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title></head>\
-         <body style=\"font-family: system-ui, sans-serif; margin: 2rem\"><h1>{title}</h1><p>{detail}</p></body></html>",
-        title = escape(title),
-        detail = escape(detail),
-    );
-    let mut response = (status, html).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    frameable(response)
+    frameable(crate::server::page::message_page(status, title, detail))
 }
 
 /// Runs before every route of the IDE.

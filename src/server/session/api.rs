@@ -69,6 +69,8 @@ pub enum ApiError {
     Remote(#[from] crate::server::remote::RemoteError),
     #[error(transparent)]
     Sync(#[from] crate::server::checkpoint::git::sync::SyncError),
+    #[error(transparent)]
+    Publish(#[from] crate::server::publish::PublishError),
     #[error("the project has no chat {0}")]
     ChatNotFound(String),
     #[error("a project has at most {} chats", crate::runtime::session::MAX_CHATS)]

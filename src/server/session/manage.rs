@@ -116,6 +116,7 @@ pub async fn delete(state: &AppState, id: &ProjectId) -> Result<(), ApiError> {
     state.sandbox.close_project(id).await;
     super::secrets::forget(state, id);
     super::remote::forget(state, id);
+    super::publish::forget(state, id);
     // The row first: a directory left by a failure below is no project.
     state.store.delete_project(id.as_str()).await?;
     match state.projects.delete(id) {
