@@ -16,6 +16,7 @@ pub mod protocol;
 pub mod relay;
 pub mod runner;
 pub mod session;
+pub mod ship;
 pub mod templates;
 pub mod terminal_text;
 pub mod time;

@@ -6,8 +6,10 @@ mod api;
 pub mod auto_fix;
 mod form;
 mod format_field;
+mod git_remote;
 mod key_field;
 mod local_models;
+mod publish;
 mod rules;
 mod secrets;
 mod status;
@@ -82,7 +84,7 @@ pub fn SettingsPanel(open: RwSignal<bool>) -> impl IntoView {
                     llm.settings
                         .get()
                         .map(|result| match result {
-                            Ok(s) => Either::Left(view! { <LlmForm settings=s open /> <auto_fix::AutoFixSetting /> <rules::RulesSetting open /> <secrets::SecretsSetting open /> }),
+                            Ok(s) => Either::Left(view! { <LlmForm settings=s open /> <auto_fix::AutoFixSetting /> <rules::RulesSetting open /> <secrets::SecretsSetting open /> <git_remote::GitRemoteSetting open /> <publish::PublishSetting open /> }),
                             Err(e) => Either::Right(view! { <p role="alert">{e.to_string()}</p> }),
                         })
                 }}

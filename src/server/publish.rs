@@ -18,29 +18,7 @@ pub use version::{VersionWriter, WriteLimits};
 use crate::runtime::project::ProjectId;
 use crate::server::config::Config;
 
-/// Who may open a site.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Visibility {
-    /// Anyone who can reach the address.
-    #[default]
-    Public,
-    /// The owner only, through a link the IDE gives.
-    Private,
-}
-
-/// One published version.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Version {
-    pub version: u32,
-    /// Seconds since the Unix epoch.
-    pub created_at: i64,
-    pub files: u64,
-    pub bytes: u64,
-    /// The build that made it (`npm run build`, a `build` action's command),
-    /// or `None` for a project's files as they are.
-    pub built_with: Option<String>,
-}
+pub use crate::runtime::ship::{Version, Visibility};
 
 /// A project's site: its versions and which one is served.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

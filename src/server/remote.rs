@@ -42,15 +42,7 @@ pub struct Remote {
     pub branch: String,
 }
 
-/// A remote as anyone may see it: without its token.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RemoteView {
-    pub url: String,
-    pub username: Option<String>,
-    pub branch: String,
-    /// Whether a token is kept.
-    pub token_set: bool,
-}
+pub use crate::runtime::ship::RemoteView;
 
 impl Remote {
     pub fn view(&self) -> RemoteView {

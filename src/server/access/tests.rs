@@ -57,6 +57,16 @@ async fn every_route_but_healthz_needs_the_token() {
         // A WebContainer project's secret values, and a new chat.
         post("/api/browser_secrets"),
         post("/api/open_chat"),
+        // A project's git remote and published site.
+        post("/api/git_remote"),
+        post("/api/set_git_remote"),
+        post("/api/git_push"),
+        post("/api/git_pull"),
+        post("/api/git_status"),
+        post("/api/publish_site"),
+        post("/api/site_info"),
+        post("/api/rollback_site"),
+        post("/api/unpublish_site"),
     ] {
         let request = request.body(Body::empty()).unwrap();
         let path = request.uri().to_string();

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::ProjectHandle;
 use super::api::{ApiError, open_project};
@@ -38,23 +38,7 @@ pub struct PublishInput {
     pub visibility: Option<Visibility>,
 }
 
-/// What a publish made.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Published {
-    pub version: u32,
-    pub url: String,
-}
-
-/// A project's site as the owner sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SiteView {
-    pub url: String,
-    pub live: Option<u32>,
-    pub visibility: Visibility,
-    pub versions: Vec<Version>,
-    /// For a private site: the link that lets the owner's browser in.
-    pub owner_link: Option<String>,
-}
+pub use crate::runtime::ship::{Published, SiteView};
 
 /// Where a build's output is, and what made it.
 struct Output {

@@ -6,8 +6,6 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
-
 use super::ProjectHandle;
 use super::api::{ApiError, open_project};
 use crate::runtime::project::ProjectId;
@@ -18,34 +16,7 @@ use crate::server::remote::{Remote, RemoteError, RemoteInput, RemoteView};
 use crate::server::state::AppState;
 use crate::server::store::CheckpointKind;
 
-/// What a push sent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Pushed {
-    pub commit: String,
-    pub branch: String,
-}
-
-/// What a pull did: the commit the project is at now, how it got there
-/// (`up_to_date`, `fast_forward` or `merged`) and the files it changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Pulled {
-    pub commit: String,
-    pub branch: String,
-    pub outcome: &'static str,
-    pub written: Vec<String>,
-    pub removed: Vec<String>,
-}
-
-/// The project against its remote: commits the remote lacks (`ahead`) and
-/// commits the project lacks (`behind`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct GitStatus {
-    pub branch: String,
-    /// The remote branch's commit; `None` while the branch does not exist.
-    pub remote_commit: Option<String>,
-    pub ahead: u64,
-    pub behind: u64,
-}
+pub use crate::runtime::ship::{GitStatus, PullOutcome, Pulled, Pushed};
 
 /// The project's remote, without its token.
 pub async fn remote(state: &AppState, project: &ProjectId) -> Result<RemoteView, ApiError> {
@@ -132,9 +103,9 @@ pub async fn pull(state: &AppState, project: &ProjectId) -> Result<Pulled, ApiEr
     );
     let merge = repo.merge(&head, &theirs, &message).await?;
     let (outcome, commit) = match merge {
-        Merge::UpToDate => ("up_to_date", head.clone()),
-        Merge::FastForward(commit) => ("fast_forward", commit),
-        Merge::Merged(commit) => ("merged", commit),
+        Merge::UpToDate => (PullOutcome::UpToDate, head.clone()),
+        Merge::FastForward(commit) => (PullOutcome::FastForward, commit),
+        Merge::Merged(commit) => (PullOutcome::Merged, commit),
     };
     let mut pulled = Pulled {
         commit: commit.clone(),
@@ -155,7 +126,7 @@ pub async fn pull(state: &AppState, project: &ProjectId) -> Result<Pulled, ApiEr
         .record_locked(CheckpointKind::Pull, latest.as_deref(), &commit)
         .await?;
     tell_the_model(&handle, repo, &head, &commit, &applied.written).await;
-    tracing::info!(%project, commit, outcome, branch = remote.branch, "pulled");
+    tracing::info!(%project, commit, ?outcome, branch = remote.branch, "pulled");
     (pulled.written, pulled.removed) = (applied.written, applied.removed);
     Ok(pulled)
 }
