@@ -2,7 +2,8 @@
 # Runs the browser benchmarks of the README's "Speed" table in one Playwright
 # session (end2end/bench/, kept out of the test suite), against the release
 # build, which it makes first unless RIVET_BENCH_NO_BUILD=1. Prints the
-# bundle's size and writes the timings to end2end/test-results/bench/speed.json.
+# bundle's size and writes the timings to end2end/test-results/bench/speed.json
+# and ship.json (push and publish of the todo app).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -13,4 +14,4 @@ if [ "${RIVET_BENCH_NO_BUILD:-0}" != 1 ]; then
 fi
 ./scripts/bundle-size.sh
 npx playwright test --config end2end/bench.config.ts
-cat end2end/test-results/bench/speed.json
+cat end2end/test-results/bench/speed.json end2end/test-results/bench/ship.json
