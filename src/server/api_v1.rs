@@ -95,6 +95,10 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/projects/{id}/publish/rollback",
             post(publish::rollback),
         )
+        .route(
+            "/api/v1/projects/{id}/publish/git",
+            post(publish::to_branch),
+        )
         .route("/api/v1/projects/{id}/secrets", get(secrets::list))
         .route(
             "/api/v1/projects/{id}/secrets/{name}",

@@ -76,6 +76,12 @@ impl Sites {
         self.dir(project).join("site.json")
     }
 
+    /// A folder for the work of one operation on the site (the copy a
+    /// pages push commits); the caller removes it.
+    pub fn scratch(&self, project: &ProjectId) -> PathBuf {
+        self.dir(project).join(".scratch")
+    }
+
     /// Where version `version` of a project's site keeps its files.
     pub fn version_dir(&self, project: &ProjectId, version: u32) -> PathBuf {
         self.dir(project).join(format!("v{version}"))

@@ -4,6 +4,7 @@
 //! refused, and the token is kept out of everything but its own file.
 #![cfg(feature = "ssr")]
 
+mod pages;
 mod pull;
 mod server;
 

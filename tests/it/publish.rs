@@ -189,6 +189,24 @@ async fn versions_roll_back_and_unpublish_and_a_private_site_needs_the_owners_li
     assert_eq!(status, StatusCode::OK, "{view}");
     assert_eq!(view["live"], 1);
     assert_eq!(visitor.get("/").await.text().await.unwrap(), "<h1>one</h1>");
+    // A browser that cached version 2 revalidates and gets version 1 (its
+    // files are older, so their times could not tell); version 1's own tag
+    // is answered "not modified".
+    let revalidate = |tag: &'static str| {
+        visitor
+            .http
+            .get(format!("{}/", visitor.base))
+            .header("if-none-match", tag)
+            .header("if-modified-since", "Fri, 01 Jan 2100 00:00:00 GMT")
+            .send()
+    };
+    let changed = revalidate("W/\"v2\"").await.unwrap();
+    assert_eq!(changed.status(), StatusCode::OK);
+    assert_eq!(header(&changed, "etag"), "W/\"v1\"");
+    assert!(changed.headers().get("last-modified").is_none());
+    assert_eq!(changed.text().await.unwrap(), "<h1>one</h1>");
+    let same = revalidate("W/\"v1\"").await.unwrap();
+    assert_eq!(same.status(), StatusCode::NOT_MODIFIED);
     let listed = site(&server, &project).await;
     let versions: Vec<u64> = listed["versions"]
         .as_array()

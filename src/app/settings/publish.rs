@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use crate::app::context::CurrentProject;
 use crate::app::error::RivetError;
 use crate::runtime::project::ProjectId;
-use crate::runtime::ship::{Published, SiteView, Version, Visibility};
+use crate::runtime::ship::{Published, Pushed, SiteView, Version, Visibility};
 
 #[server(endpoint = "publish_site")]
 pub async fn publish_site(project: ProjectId, private: bool) -> Result<Published, RivetError> {
@@ -40,6 +40,12 @@ pub async fn unpublish_site(project: ProjectId) -> Result<SiteView, RivetError> 
     Ok(crate::server::session::publish::unpublish(&state, &project).await?)
 }
 
+#[server(endpoint = "publish_to_git")]
+pub async fn publish_to_git(project: ProjectId) -> Result<Pushed, RivetError> {
+    let state = expect_context::<crate::server::state::AppState>();
+    Ok(crate::server::session::publish::publish_to_branch(&state, &project, None).await?)
+}
+
 /// The publish section, in a project only.
 #[component]
 pub fn PublishSetting(open: RwSignal<bool>) -> impl IntoView {
@@ -60,6 +66,7 @@ fn PublishForm(project: ProjectId, open: RwSignal<bool>) -> impl IntoView {
     let publish = ServerAction::<PublishSite>::new();
     let rollback = ServerAction::<RollbackSite>::new();
     let unpublish = ServerAction::<UnpublishSite>::new();
+    let to_git = ServerAction::<PublishToGit>::new();
     let private = RwSignal::new(false);
     let site = Resource::new(
         move || {
@@ -83,13 +90,27 @@ fn PublishForm(project: ProjectId, open: RwSignal<bool>) -> impl IntoView {
         error(publish.value().get().and_then(Result::err))
             .or_else(|| error(rollback.value().get().and_then(Result::err)))
             .or_else(|| error(unpublish.value().get().and_then(Result::err)))
+            .or_else(|| error(to_git.value().get().and_then(Result::err)))
     };
     let status = move || {
         if publish.pending().get() {
-            "Building and publishing…".to_owned()
-        } else {
-            failed().unwrap_or_default()
+            return "Building and publishing…".to_owned();
         }
+        if to_git.pending().get() {
+            return "Pushing the live version…".to_owned();
+        }
+        let pushed = to_git.value().get().and_then(Result::ok);
+        failed()
+            .or_else(|| {
+                pushed.map(|p| {
+                    format!(
+                        "Pushed the live version to {} ({})",
+                        p.branch,
+                        &p.commit[..p.commit.len().min(10)]
+                    )
+                })
+            })
+            .unwrap_or_default()
     };
     let on_publish = move |_| {
         publish.dispatch(PublishSite {
@@ -113,8 +134,12 @@ fn PublishForm(project: ProjectId, open: RwSignal<bool>) -> impl IntoView {
                 })}
                 <ul class="settings-versions">{versions}</ul>
                 {live.map(|_| view! {
-                    <button type="button" data-testid="publish-unpublish"
-                        on:click=move |_| { unpublish.dispatch(UnpublishSite { project: project.get_value() }); }>"Unpublish"</button>
+                    <div class="settings-actions">
+                        <button type="button" data-testid="publish-git" title="Push the live version to the git remote's gh-pages branch"
+                            on:click=move |_| { to_git.dispatch(PublishToGit { project: project.get_value() }); }>"Push to gh-pages"</button>
+                        <button type="button" data-testid="publish-unpublish"
+                            on:click=move |_| { unpublish.dispatch(UnpublishSite { project: project.get_value() }); }>"Unpublish"</button>
+                    </div>
                 })}
             }
         })

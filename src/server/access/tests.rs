@@ -67,6 +67,7 @@ async fn every_route_but_healthz_needs_the_token() {
         post("/api/site_info"),
         post("/api/rollback_site"),
         post("/api/unpublish_site"),
+        post("/api/publish_to_git"),
     ] {
         let request = request.body(Body::empty()).unwrap();
         let path = request.uri().to_string();

@@ -9,6 +9,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 
 use super::{V1Error, project_id};
+use crate::runtime::ship::Pushed;
 use crate::server::session::publish::{self, PublishInput, Published, SiteView};
 use crate::server::state::AppState;
 
@@ -16,6 +17,13 @@ use crate::server::state::AppState;
 #[serde(deny_unknown_fields)]
 pub struct RollbackInput {
     version: u32,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BranchInput {
+    #[serde(default)]
+    branch: Option<String>,
 }
 
 pub async fn publish(
@@ -57,4 +65,25 @@ pub async fn unpublish(
     Path(id): Path<String>,
 ) -> Result<Json<SiteView>, V1Error> {
     Ok(Json(publish::unpublish(&state, &project_id(&id)?).await?))
+}
+
+pub async fn to_branch(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<Json<Pushed>, V1Error> {
+    let input: BranchInput = optional_json(&body)?;
+    let project = project_id(&id)?;
+    Ok(Json(
+        publish::publish_to_branch(&state, &project, input.branch).await?,
+    ))
+}
+
+/// A JSON body that may be left out (`{}` then).
+fn optional_json<T: Default + serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, V1Error> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| V1Error::new(StatusCode::BAD_REQUEST, "invalid_json", e.to_string()))
 }

@@ -96,6 +96,21 @@ async fn serve(state: &AppState, project: &ProjectId, request: Request) -> Respo
     }
     let dir = state.sites.version_dir(project, live);
     let path = request.uri().path().to_owned();
+    // Versions never change, so one tag per version is exact; the files'
+    // times are not (a rollback serves older files), so they are not used.
+    let etag = format!("W/\"v{live}\"");
+    if matches_etag(request.headers(), &etag) {
+        let unchanged = StatusCode::NOT_MODIFIED.into_response();
+        return with_cache(tagged(unchanged, &etag), &path);
+    }
+    let mut request = request;
+    for name in [
+        header::IF_MODIFIED_SINCE,
+        header::IF_NONE_MATCH,
+        header::IF_RANGE,
+    ] {
+        request.headers_mut().remove(name);
+    }
     let (method, headers) = (request.method().clone(), request.headers().clone());
     let Ok(response) = ServeDir::new(&dir)
         .precompressed_gzip()
@@ -103,7 +118,7 @@ async fn serve(state: &AppState, project: &ProjectId, request: Request) -> Respo
         .await;
     let response = response.map(Body::new);
     if response.status() != StatusCode::NOT_FOUND || has_extension(&path) {
-        return with_cache(response, &path);
+        return with_cache(tagged(response, &etag), &path);
     }
     // An app's own routes (`/todos/3`): its index.html.
     let mut fallback = Request::new(Body::empty());
@@ -113,7 +128,27 @@ async fn serve(state: &AppState, project: &ProjectId, request: Request) -> Respo
         .precompressed_gzip()
         .oneshot(fallback)
         .await;
-    with_cache(response.map(Body::new), "/index.html")
+    with_cache(tagged(response.map(Body::new), &etag), "/index.html")
+}
+
+fn matches_etag(headers: &HeaderMap, etag: &str) -> bool {
+    headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|tag| tag.trim() == etag))
+}
+
+/// The version's tag instead of the file's time.
+fn tagged(mut response: Response, etag: &str) -> Response {
+    let headers = response.headers_mut();
+    headers.remove(header::LAST_MODIFIED);
+    let status = response.status();
+    if (status.is_success() || status == StatusCode::NOT_MODIFIED)
+        && let Ok(value) = HeaderValue::from_str(etag)
+    {
+        response.headers_mut().insert(header::ETAG, value);
+    }
+    response
 }
 
 /// `None` when the request may see the private site; else the page that

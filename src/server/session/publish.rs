@@ -6,6 +6,8 @@
 //! older one live, unpublish makes none live. `server::publish` keeps and
 //! serves them.
 
+mod branch;
+
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -22,6 +24,8 @@ use crate::server::publish::{
     PublishError, Site, Version, VersionWriter, Visibility, WriteLimits, site_key, site_url,
 };
 use crate::server::state::AppState;
+
+pub use branch::{DEFAULT_PAGES_BRANCH, publish_to_branch};
 
 /// The folders a build's output is looked for in, in order.
 const OUTPUT_DIRS: &[&str] = &["dist", "build", "out"];

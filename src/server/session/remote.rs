@@ -55,7 +55,7 @@ async fn prepare(
     Ok((handle, checkpoints, remote))
 }
 
-fn credentials(remote: &Remote) -> Option<Credentials<'_>> {
+pub(super) fn credentials(remote: &Remote) -> Option<Credentials<'_>> {
     remote.token.as_deref().map(|token| Credentials {
         username: remote.username.as_deref().unwrap_or("rivet"),
         token,

@@ -222,6 +222,11 @@ impl Repo {
         Ok(Merge::Merged(self.run_line(&args).await?))
     }
 
+    /// Starts the branch at `commit` (a fetched one), whatever it held.
+    pub async fn start_at(&self, commit: &str) -> Result<(), GitError> {
+        self.run(&["update-ref", BRANCH, commit]).await.map(drop)
+    }
+
     /// Moves the checkpoint branch from `from` to `to`; fails if it is no
     /// longer at `from`.
     pub async fn advance(&self, from: &str, to: &str) -> Result<(), GitError> {
