@@ -86,8 +86,9 @@ fn said_pull(pulled: &Pulled) -> String {
         PullOutcome::Merged => "merged",
     };
     let changed = pulled.written.len() + pulled.removed.len();
+    let files = if changed == 1 { "file" } else { "files" };
     format!(
-        "Pulled {}: {how}, {changed} files changed, now at {}",
+        "Pulled {}: {how}, {changed} {files} changed, now at {}",
         pulled.branch,
         short(&pulled.commit)
     )
