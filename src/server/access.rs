@@ -178,14 +178,7 @@ impl Access {
     /// The values of every cookie of ours in the request (a preview may
     /// have set more with other paths; unknown cookies are ignored).
     fn cookies<'h>(&'h self, headers: &'h HeaderMap) -> impl Iterator<Item = &'h str> + 'h {
-        headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .filter(|(name, _)| *name == self.cookie)
-            .map(|(_, value)| value.trim_matches('"'))
+        cookie_values(headers, &self.cookie)
     }
 
     /// How the request may go on (`None` when the token is off); counts
@@ -430,6 +423,22 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
         }
         Err(denial) => login::refusal(denial, page, path_and_query(request.uri())),
     }
+}
+
+/// The values of every cookie named `name` in the request (unknown
+/// cookies, and ours set with other paths, are all listed).
+pub fn cookie_values<'h>(
+    headers: &'h HeaderMap,
+    name: &'h str,
+) -> impl Iterator<Item = &'h str> + 'h {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .filter(move |(given, _)| *given == name)
+        .map(|(_, value)| value.trim_matches('"'))
 }
 
 /// The response to send back when a preview request may not reach the

@@ -55,6 +55,25 @@ impl Server {
         (status, body)
     }
 
+    /// Runs `rivet` with `args` against this server, as a person would,
+    /// and returns what it printed (it must succeed).
+    pub(crate) async fn cli(&self, args: &[&str]) -> String {
+        let cli = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"))
+            .args(args)
+            .current_dir(self.data.path())
+            .env("RIVET_SERVER_ADDR", self.addr.to_string())
+            .env("RIVET_SERVER_TOKEN", super::support::TOKEN)
+            .env("RIVET_SERVER_DATA_DIR", self.data.path())
+            .env_remove("RIVET_URL")
+            .output()
+            .await
+            .unwrap();
+        let said = String::from_utf8_lossy(&cli.stdout).trim().to_owned();
+        let errors = String::from_utf8_lossy(&cli.stderr);
+        assert!(cli.status.success(), "rivet {args:?}: {said} {errors}");
+        said
+    }
+
     pub(crate) async fn create(&self, name: &str) -> String {
         let (status, body) = self
             .json(

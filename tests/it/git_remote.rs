@@ -100,23 +100,8 @@ async fn a_project_is_pushed_and_a_remote_that_moved_is_never_overwritten() {
     );
 
     // The command line pushes the same way (nothing new: the same commit).
-    let cli = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"))
-        .args(["git", "push", "--project", &project])
-        .current_dir(server.data.path())
-        .env("RIVET_SERVER_ADDR", server.addr.to_string())
-        .env("RIVET_SERVER_TOKEN", super::support::TOKEN)
-        .env("RIVET_SERVER_DATA_DIR", server.data.path())
-        .env_remove("RIVET_URL")
-        .output()
-        .await
-        .unwrap();
-    let said = String::from_utf8_lossy(&cli.stdout);
-    assert!(
-        cli.status.success(),
-        "{said} {}",
-        String::from_utf8_lossy(&cli.stderr)
-    );
-    assert_eq!(said.trim(), format!("pushed {commit} to main"));
+    let said = server.cli(&["git", "push", "--project", &project]).await;
+    assert_eq!(said, format!("pushed {commit} to main"));
 
     // An edit, pushed again: a fast-forward that keeps the history.
     put_file(&server, &project, "style.css", "h1 { color: teal; }\n").await;

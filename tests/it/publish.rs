@@ -150,23 +150,8 @@ async fn a_published_site_is_served_to_a_stranger_at_its_own_address() {
     assert_eq!(stranger.get("/").await.status(), StatusCode::NOT_FOUND);
 
     // The command line publishes the same way: version 2.
-    let cli = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"))
-        .args(["publish", "--project", &project])
-        .current_dir(server.data.path())
-        .env("RIVET_SERVER_ADDR", server.addr.to_string())
-        .env("RIVET_SERVER_TOKEN", super::support::TOKEN)
-        .env("RIVET_SERVER_DATA_DIR", server.data.path())
-        .env_remove("RIVET_URL")
-        .output()
-        .await
-        .unwrap();
-    let said = String::from_utf8_lossy(&cli.stdout);
-    assert!(
-        cli.status.success(),
-        "{said} {}",
-        String::from_utf8_lossy(&cli.stderr)
-    );
-    assert_eq!(said.trim(), format!("published version 2 at {url}"));
+    let said = server.cli(&["publish", "--project", &project]).await;
+    assert_eq!(said, format!("published version 2 at {url}"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

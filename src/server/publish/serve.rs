@@ -23,8 +23,8 @@ use tower_http::services::{ServeDir, ServeFile};
 use super::{Visibility, site_key};
 use crate::runtime::preview::{HostKind, classify_host, host_name};
 use crate::runtime::project::ProjectId;
-use crate::server::access::request_host;
 use crate::server::access::token::constant_time_eq;
+use crate::server::access::{cookie_values, request_host};
 use crate::server::page::message_page;
 use crate::server::state::AppState;
 
@@ -166,8 +166,8 @@ fn private_gate(state: &AppState, project: &ProjectId, request: &Request) -> Opt
         if constant_time_eq(given.as_bytes(), key.as_bytes()) {
             return Some(enter(&key));
         }
-    } else if cookie(request.headers(), KEY_COOKIE)
-        .is_some_and(|given| constant_time_eq(given.as_bytes(), key.as_bytes()))
+    } else if cookie_values(request.headers(), KEY_COOKIE)
+        .any(|given| constant_time_eq(given.as_bytes(), key.as_bytes()))
     {
         return None;
     }
@@ -188,16 +188,6 @@ fn enter(key: &str) -> Response {
         headers.insert(header::SET_COOKIE, value);
     }
     response
-}
-
-fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find_map(|(key, value)| (key == name).then_some(value))
 }
 
 fn has_extension(path: &str) -> bool {

@@ -133,29 +133,9 @@ async fn an_outside_commit_is_pulled_and_diverged_histories_merge() {
     );
 
     // The command line pulls the same way.
-    let cli = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"))
-        .args(["git", "pull", "--project", &project])
-        .current_dir(server.data.path())
-        .env("RIVET_SERVER_ADDR", server.addr.to_string())
-        .env("RIVET_SERVER_TOKEN", crate::support::TOKEN)
-        .env("RIVET_SERVER_DATA_DIR", server.data.path())
-        .env_remove("RIVET_URL")
-        .output()
-        .await
-        .unwrap();
-    let said = String::from_utf8_lossy(&cli.stdout);
-    assert!(
-        cli.status.success(),
-        "{said} {}",
-        String::from_utf8_lossy(&cli.stderr)
-    );
-    assert_eq!(
-        said.trim(),
-        format!(
-            "pulled main: up to date, now at {}",
-            pulled["commit"].as_str().unwrap()
-        )
-    );
+    let said = server.cli(&["git", "pull", "--project", &project]).await;
+    let commit = pulled["commit"].as_str().unwrap();
+    assert_eq!(said, format!("pulled main: up to date, now at {commit}"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
