@@ -239,14 +239,13 @@ async fn run(runtime: &dyn Runtime, command: &str, timeout: Duration) -> Result<
         return Ok(());
     }
     let said = String::from_utf8_lossy(&tail);
-    let said: String = said
-        .chars()
+    // Its last ERROR_TAIL characters.
+    let from = said
+        .char_indices()
         .rev()
-        .take(ERROR_TAIL)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
+        .nth(ERROR_TAIL - 1)
+        .map_or(0, |(at, _)| at);
+    let said = &said[from..];
     let why = status
         .message
         .clone()
