@@ -55,6 +55,19 @@ impl Server {
         (status, body)
     }
 
+    /// Writes a project's file through `PUT …/files/{path}`.
+    pub(crate) async fn put_file(&self, project: &str, path: &str, text: &str) {
+        let url = self.url(&format!("/projects/{project}/files/{path}"));
+        let response = self
+            .http
+            .put(&url)
+            .body(text.to_owned())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::NO_CONTENT, "{path}");
+    }
+
     /// Runs `rivet` with `args` against this server, as a person would,
     /// and returns what it printed (it must succeed).
     pub(crate) async fn cli(&self, args: &[&str]) -> String {

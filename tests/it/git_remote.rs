@@ -16,18 +16,6 @@ use super::api_v1::{Server, server};
 
 pub(super) const TOKEN: &str = "tok-remote-5a7e1c";
 
-pub(super) async fn put_file(server: &Server, project: &str, path: &str, text: &str) {
-    let url = server.url(&format!("/projects/{project}/files/{path}"));
-    let response = server
-        .http
-        .put(&url)
-        .body(text.to_owned())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::NO_CONTENT);
-}
-
 pub(super) async fn set_remote(server: &Server, project: &str, body: Value) -> (StatusCode, Value) {
     let url = server.url(&format!("/projects/{project}/git/remote"));
     server.json(server.http.put(&url).json(&body)).await
@@ -74,7 +62,9 @@ async fn a_project_is_pushed_and_a_remote_that_moved_is_never_overwritten() {
     let remote = GitServer::start("me", TOKEN).await;
     let (_mock, server) = server().await;
     let project = server.create("pushed").await;
-    put_file(&server, &project, "index.html", "<h1>hello</h1>\n").await;
+    server
+        .put_file(&project, "index.html", "<h1>hello</h1>\n")
+        .await;
 
     let body = json!({"url": remote.url(), "username": "me", "token": TOKEN});
     let (status, set) = set_remote(&server, &project, body).await;
@@ -104,7 +94,9 @@ async fn a_project_is_pushed_and_a_remote_that_moved_is_never_overwritten() {
     assert_eq!(said, format!("pushed {commit} to main"));
 
     // An edit, pushed again: a fast-forward that keeps the history.
-    put_file(&server, &project, "style.css", "h1 { color: teal; }\n").await;
+    server
+        .put_file(&project, "style.css", "h1 { color: teal; }\n")
+        .await;
     let (status, again) = push(&server, &project).await;
     assert_eq!(status, StatusCode::OK, "{again}");
     let second = again["commit"].as_str().unwrap();
@@ -127,7 +119,9 @@ async fn a_project_is_pushed_and_a_remote_that_moved_is_never_overwritten() {
     git(&clone, &["commit", "-q", "-m", "theirs"]);
     git(&clone, &["push", "-q", "origin", "HEAD:main"]);
     let theirs = git(&remote.repo(), &["rev-parse", "refs/heads/main"]);
-    put_file(&server, &project, "index.html", "<h1>changed</h1>\n").await;
+    server
+        .put_file(&project, "index.html", "<h1>changed</h1>\n")
+        .await;
     let (status, error) = push(&server, &project).await;
     assert_eq!(status, StatusCode::CONFLICT, "{error}");
     assert_eq!(error["code"], "pull_first");
@@ -164,7 +158,7 @@ async fn a_wrong_token_or_a_bad_remote_is_refused_with_a_code() {
     let (status, error) = set_remote(&server, &project, body).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
 
-    put_file(&server, &project, "index.html", "hi\n").await;
+    server.put_file(&project, "index.html", "hi\n").await;
     let body = json!({"url": remote.url(), "username": "me", "token": "wrong-token"});
     let (status, _) = set_remote(&server, &project, body).await;
     assert_eq!(status, StatusCode::OK);

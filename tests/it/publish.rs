@@ -10,18 +10,6 @@ use serde_json::{Value, json};
 
 use super::api_v1::{Server, server};
 
-async fn put_file(server: &Server, project: &str, path: &str, text: &str) {
-    let url = server.url(&format!("/projects/{project}/files/{path}"));
-    let response = server
-        .http
-        .put(&url)
-        .body(text.to_owned())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::NO_CONTENT, "{path}");
-}
-
 async fn publish(server: &Server, project: &str, body: Value) -> (StatusCode, Value) {
     let url = server.url(&format!("/projects/{project}/publish"));
     server.json(server.http.post(&url).json(&body)).await
@@ -79,16 +67,14 @@ async fn a_published_site_is_served_to_a_stranger_at_its_own_address() {
     let (_mock, server) = server().await;
     let project = server.create("site").await;
     let page = format!("{PAGE}\n{}", "<!-- padding -->\n".repeat(64));
-    put_file(&server, &project, "index.html", &page).await;
-    put_file(&server, &project, "app.js", "document.title = 'v1';\n").await;
-    put_file(
-        &server,
-        &project,
-        "assets/index-C4x9Qa1b.js",
-        "export {};\n",
-    )
-    .await;
-    put_file(&server, &project, ".env", "SECRET=hunter2\n").await;
+    server.put_file(&project, "index.html", &page).await;
+    server
+        .put_file(&project, "app.js", "document.title = 'v1';\n")
+        .await;
+    server
+        .put_file(&project, "assets/index-C4x9Qa1b.js", "export {};\n")
+        .await;
+    server.put_file(&project, ".env", "SECRET=hunter2\n").await;
 
     let (status, published) = publish(&server, &project, json!({})).await;
     assert_eq!(status, StatusCode::CREATED, "{published}");
@@ -159,10 +145,14 @@ async fn versions_roll_back_and_unpublish_and_a_private_site_needs_the_owners_li
     let (_mock, server) = server().await;
     let project = server.create("versions").await;
     let visitor = Visitor::new(&server, &project);
-    put_file(&server, &project, "index.html", "<h1>one</h1>").await;
+    server
+        .put_file(&project, "index.html", "<h1>one</h1>")
+        .await;
     let (status, first) = publish(&server, &project, json!({})).await;
     assert_eq!(status, StatusCode::CREATED, "{first}");
-    put_file(&server, &project, "index.html", "<h1>two</h1>").await;
+    server
+        .put_file(&project, "index.html", "<h1>two</h1>")
+        .await;
     let (_, second) = publish(&server, &project, json!({})).await;
     assert_eq!(second["version"], 2);
     assert_eq!(visitor.get("/").await.text().await.unwrap(), "<h1>two</h1>");
@@ -255,14 +245,18 @@ async fn a_build_script_runs_in_the_sandbox_and_its_failure_is_clear() {
     assert_eq!(error["code"], "nothing_to_publish");
 
     let package = json!({"name": "built", "scripts": {"build": "node build.js"}});
-    put_file(&server, &project, "package.json", &package.to_string()).await;
-    put_file(&server, &project, "node_modules/.keep", "").await;
+    server
+        .put_file(&project, "package.json", &package.to_string())
+        .await;
+    server.put_file(&project, "node_modules/.keep", "").await;
     let build = "const fs = require('fs');\n\
                  fs.mkdirSync('dist/assets', {recursive: true});\n\
                  fs.writeFileSync('dist/index.html', '<h1>built ' + process.version.length + '</h1>');\n\
                  fs.writeFileSync('dist/assets/app-1a2b3c4d.js', 'export {};');\n";
-    put_file(&server, &project, "build.js", build).await;
-    put_file(&server, &project, "index.html", "<h1>source</h1>").await;
+    server.put_file(&project, "build.js", build).await;
+    server
+        .put_file(&project, "index.html", "<h1>source</h1>")
+        .await;
     let (status, published) = publish(&server, &project, json!({})).await;
     assert_eq!(status, StatusCode::CREATED, "{published}");
     let visitor = Visitor::new(&server, &project);
@@ -278,7 +272,7 @@ async fn a_build_script_runs_in_the_sandbox_and_its_failure_is_clear() {
     assert_eq!(listed["versions"][0]["built_with"], "npm run build");
 
     let failing = "console.error('boom: cannot find module vite'); process.exit(3);\n";
-    put_file(&server, &project, "build.js", failing).await;
+    server.put_file(&project, "build.js", failing).await;
     let (status, error) = publish(&server, &project, json!({})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
     assert_eq!(error["code"], "build_failed");

@@ -259,12 +259,7 @@ pub async fn write_file(
         Err(_) => None,
     };
     handle.runtime.write_file(path, text.as_bytes()).await?;
-    handle
-        .conversation()
-        .user_edits
-        .entry(path.to_owned())
-        .and_modify(|(_, after)| after.clone_from(&text))
-        .or_insert((before, text));
+    handle.conversation().note_edit(path, before, text);
     publish_written(&handle, path);
     Ok(())
 }

@@ -24,7 +24,8 @@ const POLL: Duration = Duration::from_millis(250);
 /// The longest an answer's checkpoint waits for its actions.
 const LONGEST_WAIT: Duration = Duration::from_secs(15 * 60);
 
-fn checkpoints(handle: &ProjectHandle) -> Option<Arc<Checkpoints>> {
+/// The project's checkpoints (none in tests of the session alone).
+pub(crate) fn checkpoints(handle: &ProjectHandle) -> Option<Arc<Checkpoints>> {
     handle.checkpoints.get().cloned()
 }
 

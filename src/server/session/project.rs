@@ -67,6 +67,15 @@ pub struct Thread {
 }
 
 impl Conversation {
+    /// Records a change to `path` made outside the model (by hand, or a
+    /// pull): what it held before the first such change, what it holds now.
+    pub fn note_edit(&mut self, path: &str, before: Option<String>, after: String) {
+        self.user_edits
+            .entry(path.to_owned())
+            .and_modify(|(_, later)| *later = after.clone())
+            .or_insert((before, after));
+    }
+
     pub fn next_id(&mut self) -> String {
         self.next_message += 1;
         format!("m{}", self.next_message)

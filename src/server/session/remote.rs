@@ -47,11 +47,8 @@ async fn prepare(
     if super::conversation::is_busy(&handle) {
         return Err(ApiError::Busy);
     }
-    let checkpoints = handle
-        .checkpoints
-        .get()
-        .cloned()
-        .ok_or(CheckpointError::Unavailable)?;
+    let checkpoints =
+        super::checkpoints::checkpoints(&handle).ok_or(CheckpointError::Unavailable)?;
     Ok((handle, checkpoints, remote))
 }
 
@@ -107,28 +104,26 @@ pub async fn pull(state: &AppState, project: &ProjectId) -> Result<Pulled, ApiEr
         Merge::FastForward(commit) => (PullOutcome::FastForward, commit),
         Merge::Merged(commit) => (PullOutcome::Merged, commit),
     };
-    let mut pulled = Pulled {
-        commit: commit.clone(),
-        branch: remote.branch.clone(),
-        outcome,
-        written: Vec::new(),
-        removed: Vec::new(),
-    };
-    if commit == head {
-        return Ok(pulled);
+    let mut applied = crate::server::checkpoint::Applied::default();
+    if commit != head {
+        applied = super::checkpoints::write_back(&handle, &checkpoints, &head, &commit).await?;
+        repo.advance(&head, &commit)
+            .await
+            .map_err(|e| checkpoints.repo_error(e))?;
+        let latest = handle.session.read(super::checkpoints::latest_answer);
+        checkpoints
+            .record_locked(CheckpointKind::Pull, latest.as_deref(), &commit)
+            .await?;
+        tell_the_model(&handle, repo, &head, &commit, &applied.written).await;
+        tracing::info!(%project, commit, ?outcome, branch = remote.branch, "pulled");
     }
-    let applied = super::checkpoints::write_back(&handle, &checkpoints, &head, &commit).await?;
-    repo.advance(&head, &commit)
-        .await
-        .map_err(|e| checkpoints.repo_error(e))?;
-    let latest = handle.session.read(super::checkpoints::latest_answer);
-    checkpoints
-        .record_locked(CheckpointKind::Pull, latest.as_deref(), &commit)
-        .await?;
-    tell_the_model(&handle, repo, &head, &commit, &applied.written).await;
-    tracing::info!(%project, commit, ?outcome, branch = remote.branch, "pulled");
-    (pulled.written, pulled.removed) = (applied.written, applied.removed);
-    Ok(pulled)
+    Ok(Pulled {
+        commit,
+        branch: remote.branch,
+        outcome,
+        written: applied.written,
+        removed: applied.removed,
+    })
 }
 
 /// The most pulled files the model's next request shows as changed.
@@ -149,12 +144,7 @@ async fn tell_the_model(
         let Some(after) = repo.read(to, path).await.ok().and_then(text) else {
             continue;
         };
-        handle
-            .conversation()
-            .user_edits
-            .entry(path.clone())
-            .and_modify(|(_, later)| later.clone_from(&after))
-            .or_insert((before, after));
+        handle.conversation().note_edit(path, before, after);
     }
 }
 
@@ -163,11 +153,8 @@ async fn tell_the_model(
 pub async fn status(state: &AppState, project: &ProjectId) -> Result<GitStatus, ApiError> {
     let remote = state.remotes.get(project)?.ok_or(RemoteError::NotSet)?;
     let handle = open_project(state, project).await?;
-    let checkpoints = handle
-        .checkpoints
-        .get()
-        .cloned()
-        .ok_or(CheckpointError::Unavailable)?;
+    let checkpoints =
+        super::checkpoints::checkpoints(&handle).ok_or(CheckpointError::Unavailable)?;
     let _guard = checkpoints.lock().await;
     let repo = checkpoints.repo();
     let fetched = repo

@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use super::server::{GitServer, git};
-use super::{TOKEN, put_file, set_remote};
+use super::{TOKEN, set_remote};
 use crate::api_v1::{Server, server};
 
 async fn post(server: &Server, route: &str, body: Value) -> (StatusCode, Value) {
@@ -31,7 +31,7 @@ async fn the_live_version_is_pushed_to_a_pages_branch_keeping_its_history() {
     assert_eq!(error["code"], "not_published");
 
     let page = format!("<h1>one</h1>\n{}", "<p>padding</p>\n".repeat(64));
-    put_file(&server, &project, "index.html", &page).await;
+    server.put_file(&project, "index.html", &page).await;
     let publish = format!("/projects/{project}/publish");
     let (status, _) = post(&server, &publish, json!({})).await;
     assert_eq!(status, StatusCode::CREATED);
@@ -54,7 +54,9 @@ async fn the_live_version_is_pushed_to_a_pages_branch_keeping_its_history() {
     );
     assert_eq!(author, "Rivet|Publish version 1");
 
-    put_file(&server, &project, "index.html", "<h1>two</h1>\n").await;
+    server
+        .put_file(&project, "index.html", "<h1>two</h1>\n")
+        .await;
     let (status, _) = post(&server, &publish, json!({})).await;
     assert_eq!(status, StatusCode::CREATED);
     let (status, pushed) = post(&server, &pages, json!({"branch": "site"})).await;

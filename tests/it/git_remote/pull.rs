@@ -7,7 +7,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use super::server::{GitServer, git};
-use super::{TOKEN, push, put_file, set_remote};
+use super::{TOKEN, push, set_remote};
 use crate::api_v1::Server;
 use crate::llm::Mock;
 
@@ -54,7 +54,9 @@ async fn connected() -> (Mock, Server, GitServer, String) {
     ];
     let server = Server::start_with(&mock, tempfile::tempdir().unwrap(), &author).await;
     let project = server.create("pulled").await;
-    put_file(&server, &project, "index.html", "<h1>one</h1>\n").await;
+    server
+        .put_file(&project, "index.html", "<h1>one</h1>\n")
+        .await;
     let body = json!({"url": remote.url(), "username": "me", "token": TOKEN});
     let (code, set) = set_remote(&server, &project, body).await;
     assert_eq!(code, StatusCode::OK, "{set}");
@@ -99,7 +101,9 @@ async fn an_outside_commit_is_pulled_and_diverged_histories_merge() {
     // Both sides change different files: the pull merges, keeps the
     // project's edit, and the merge pushes without force.
     let theirs = commit_elsewhere(&remote, "about.html", "<p>about</p>\n");
-    put_file(&server, &project, "index.html", "<h1>two</h1>\n").await;
+    server
+        .put_file(&project, "index.html", "<h1>two</h1>\n")
+        .await;
     let (code, error) = push(&server, &project).await;
     assert_eq!(code, StatusCode::CONFLICT, "{error}");
     assert_eq!(error["code"], "pull_first");
@@ -141,12 +145,14 @@ async fn an_outside_commit_is_pulled_and_diverged_histories_merge() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pull_that_conflicts_changes_nothing_and_names_the_files() {
     let (_mock, server, remote, project) = connected().await;
-    put_file(&server, &project, "app.js", "let a = 1;\n").await;
+    server.put_file(&project, "app.js", "let a = 1;\n").await;
     let (code, pushed) = push(&server, &project).await;
     assert_eq!(code, StatusCode::OK, "{pushed}");
     let theirs = commit_elsewhere(&remote, "index.html", "<h1>theirs</h1>\n");
-    put_file(&server, &project, "index.html", "<h1>mine</h1>\n").await;
-    put_file(&server, &project, "app.js", "let a = 2;\n").await;
+    server
+        .put_file(&project, "index.html", "<h1>mine</h1>\n")
+        .await;
+    server.put_file(&project, "app.js", "let a = 2;\n").await;
 
     let (code, error) = pull(&server, &project).await;
     assert_eq!(code, StatusCode::CONFLICT, "{error}");
