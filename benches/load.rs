@@ -4,10 +4,10 @@
 //!
 //! 1. **Concurrent streaming answers.** For each count in
 //!    `RIVET_LOAD_STREAMS` (default `100,1000`; a fresh server each), that
-//!    many projects are created through `/api/v1`, each project's sandbox is
-//!    opened (a Build answer lists the project's files for its prompt, which
-//!    starts the sandbox; opening them first keeps that out of the stream),
-//!    a subscriber reads each project's `/events`, and each project is sent
+//!    many projects are created through `/api/v1` (new and empty: a Build
+//!    answer lists the project's files for its prompt, and an empty project
+//!    is listed without starting its sandbox, so no sandbox runs), a
+//!    subscriber reads each project's `/events`, and each project is sent
 //!    one message. The scripted provider runs in this process and answers
 //!    every message with the same prose (no actions, so nothing runs in the
 //!    sandboxes), `RIVET_LOAD_TOKENS` chunks (default 400) of 4 characters,
@@ -541,19 +541,6 @@ async fn streams(count: usize, tokens: usize, pace: Duration) -> StreamFigures {
         .into_iter()
         .filter_map(|p| p.map_err(|e| errors.push(e)).ok())
         .collect();
-    // Sandboxes start one after the other in the server anyway; a few at a
-    // time keeps the setup's requests from timing out.
-    let opened = in_parallel(projects.len(), 4, |i| {
-        let ide = ide.clone();
-        let project = projects[i].clone();
-        async move { ide.open_sandbox(&project).await }
-    })
-    .await;
-    for result in opened {
-        if let Err(e) = result {
-            errors.push(e);
-        }
-    }
     tokio::time::sleep(Duration::from_secs(2)).await;
     let rss_before = rss_kib(pid);
     let sandboxes = processes_below(pid);

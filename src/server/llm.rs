@@ -41,7 +41,9 @@ pub use crate::runtime::llm::{
     FinishReason, KeyUpdate, LlmError, LlmEvent, LlmSettingsUpdate, LocalOutcome, LocalServer,
     ModelList, NoAnswer, PublicLlmSettings, TokenUsage, ToolCall,
 };
-pub use client::{ChatMessage, ChatOptions, ChatOutcome, ChatRequest, ChatRole, chat, stream_chat};
+pub use client::{
+    ChatMessage, ChatOptions, ChatOutcome, ChatRequest, ChatRole, Pace, chat, stream_chat,
+};
 pub use prompt::{ProjectFile, PromptContext, RuntimeDescription, UserEdit, system_prompt};
 pub use service::LlmService;
 pub use settings::ResolvedLlm;

@@ -33,7 +33,7 @@ pub use listing::{ProjectListing, UNTITLED, name_from_message};
 pub use messages::MessageRow;
 pub use output::{OUTPUT_EVENT_MAX, OUTPUT_KEPT, OUTPUT_WINDOW, OutputGate, dropped_line};
 pub use projects::ProjectRow;
-pub use writer::EventWriter;
+pub use writer::{EventWriter, QUEUE_LIMIT, Room};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -14,7 +14,7 @@ use rivet::server::config::Config;
 use rivet::server::llm::secret::Secret;
 use rivet::server::llm::{
     ChatMessage, ChatOptions, ChatOutcome, ChatRequest, FinishReason, KeyUpdate, LlmError,
-    LlmEvent, LlmService, LlmSettingsUpdate, ResolvedLlm, chat, stream_chat,
+    LlmEvent, LlmService, LlmSettingsUpdate, Pace, ResolvedLlm, chat, stream_chat,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -244,6 +244,56 @@ async fn stop_drops_the_upstream_connection_and_keeps_the_text() {
     assert!(
         (entry["content_bytes"].as_u64().unwrap() as usize) < transcript("todo-react.txt").len()
     );
+}
+
+/// A paced answer reads no more of the provider's stream than its pace
+/// lets through (the store's writer being behind, in the IDE), then goes on
+/// to the end once let go; stopping it while it waits works too.
+#[tokio::test]
+async fn a_paced_answer_reads_on_only_when_its_pace_lets_it() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let mock = Mock::start(&[]);
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let paced = |gate: &Arc<tokio::sync::Semaphore>| {
+        let gate = Arc::clone(gate);
+        ChatRequest {
+            pace: Pace::new(move || {
+                let gate = Arc::clone(&gate);
+                Box::pin(async move {
+                    let _ = gate.acquire().await.map(|permit| permit.forget());
+                })
+            }),
+            ..request("build a todo app")
+        }
+    };
+    let seen = Arc::new(AtomicUsize::new(0));
+    let answer = tokio::spawn({
+        let (llm, request, seen) = (mock.llm(), paced(&gate), Arc::clone(&seen));
+        async move {
+            chat(&llm, request, CancellationToken::new(), |e| {
+                if matches!(e, LlmEvent::Delta { .. }) {
+                    seen.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+            .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(seen.load(Ordering::SeqCst) <= 1, "read past its pace");
+    gate.add_permits(1 << 20);
+    let outcome = answer.await.unwrap();
+    assert_eq!(outcome.result, Ok(FinishReason::Stop));
+    assert_eq!(outcome.text, transcript("todo-react.txt"));
+
+    let stuck = Arc::new(tokio::sync::Semaphore::new(0));
+    let cancel = CancellationToken::new();
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        stopper.cancel();
+    });
+    let outcome = chat(&mock.llm(), paced(&stuck), cancel, |_| {}).await;
+    assert_eq!(outcome.result, Err(LlmError::Cancelled));
 }
 
 #[tokio::test]

@@ -1450,6 +1450,27 @@ async fn escape_fill_memory_through_dev_shm() {
 
 // ---------------------------------------------------------------- file operations that hold
 
+/// A new project has nothing to list: its listing starts no sandbox (an
+/// answer in prose runs nothing), and the first file written starts one and
+/// is listed through it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listing_an_empty_project_starts_no_sandbox() {
+    let ide = Ide::start(|_| {}).await;
+    let rt = ide.runtime("fresh");
+    assert_eq!(rt.list_tree("").await.unwrap(), []);
+    assert_eq!(ide.manager.sandbox_pid(&id("fresh")).await, None);
+    rt.write_file("index.html", b"<p>hi</p>").await.unwrap();
+    assert!(ide.manager.sandbox_pid(&id("fresh")).await.is_some());
+    let paths: Vec<String> = rt
+        .list_tree("")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.path)
+        .collect();
+    assert_eq!(paths, ["index.html"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listing_larger_than_the_protocol_header_keeps_the_sandbox_alive() {
     let ide = Ide::start(|_| {}).await;

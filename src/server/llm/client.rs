@@ -15,6 +15,7 @@
 //! the text that arrived.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_openai::Client;
@@ -30,6 +31,7 @@ use async_openai::types::chat::{
     ChatCompletionTools, CreateChatCompletionRequest, CreateChatCompletionStreamResponse,
     FinishReason as ApiFinishReason, FunctionCall, FunctionObject,
 };
+use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
@@ -115,6 +117,7 @@ pub struct ChatRequest {
     pub continue_from: Option<String>,
     pub tools: Vec<ToolSpec>,
     pub options: ChatOptions,
+    pub pace: Pace,
 }
 
 impl ChatRequest {
@@ -125,7 +128,37 @@ impl ChatRequest {
             continue_from: None,
             tools: Vec::new(),
             options: ChatOptions::default(),
+            pace: Pace::default(),
         }
+    }
+}
+
+/// What an answer waits for after each chunk, before it reads more of the
+/// provider's stream: back-pressure from whoever takes the events (the
+/// store's writer catching up) down to the provider's connection. The
+/// default waits for nothing.
+#[derive(Clone, Default)]
+pub struct Pace(Option<Arc<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>>);
+
+impl Pace {
+    pub fn new(ready: impl Fn() -> BoxFuture<'static, ()> + Send + Sync + 'static) -> Pace {
+        Pace(Some(Arc::new(ready)))
+    }
+
+    async fn ready(&self) {
+        if let Some(ready) = &self.0 {
+            ready().await;
+        }
+    }
+}
+
+impl std::fmt::Debug for Pace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Pace(paced)"
+        } else {
+            "Pace(free)"
+        })
     }
 }
 
@@ -181,6 +214,7 @@ pub async fn chat(
     let mut run = Run {
         llm,
         options: request.options,
+        pace: request.pace.clone(),
         cancel,
         on_event,
         text: String::new(),
@@ -247,6 +281,7 @@ enum RoundEnd {
 struct Run<'a, F> {
     llm: &'a ResolvedLlm,
     options: ChatOptions,
+    pace: Pace,
     cancel: CancellationToken,
     on_event: F,
     /// The answer so far (what the deltas carried).
@@ -449,6 +484,11 @@ impl<F: FnMut(LlmEvent) + Send> Run<'_, F> {
                 Some(Err(error)) => return self.stream_error(started, error),
             };
             started |= self.absorb(chunk, trimmer, usage_before, &mut finish);
+            tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => return Ok(RoundEnd::Failed(LlmError::Cancelled)),
+                () = self.pace.ready() => {}
+            }
         }
     }
 

@@ -170,6 +170,14 @@ impl MockServer {
         let shutdown = CancellationToken::new();
         let app = router(config);
         let stop = shutdown.clone();
+        // Each chunk leaves as it is written, as a streaming provider's do:
+        // without this, Nagle's algorithm holds a chunk until the previous
+        // one is acknowledged, which the client delays by up to 40 ms.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("TCP_NODELAY on a provider connection: {e}");
+            }
+        });
         tokio::spawn(async move {
             let server = axum::serve(listener, app)
                 .with_graceful_shutdown(async move { stop.cancelled().await });

@@ -173,6 +173,9 @@ impl ProjectRuntime {
         recursive: bool,
     ) -> Result<Vec<DirEntry>, RuntimeError> {
         let checked = checked_path(path)?;
+        if checked.as_str().is_empty() && self.nothing_to_list().await {
+            return Ok(Vec::new());
+        }
         let op = Op::List {
             path: checked.as_str().to_owned(),
             recursive,
@@ -190,6 +193,20 @@ impl ProjectRuntime {
                 Ok(entries)
             }
             _ => Err(odd_reply(path)),
+        }
+    }
+
+    /// Whether the project has no files while its sandbox is stopped (a new
+    /// project): listing it then needs no sandbox, so an answer that runs
+    /// nothing (prose, a question) starts none. Only the workspace folder
+    /// itself is read on the host, never what is inside it.
+    async fn nothing_to_list(&self) -> bool {
+        if self.manager.running(&self.entry.id).await.is_some() {
+            return false;
+        }
+        match std::fs::read_dir(self.manager.workspace_dir(&self.entry.id)) {
+            Ok(mut entries) => entries.next().is_none(),
+            Err(e) => e.kind() == std::io::ErrorKind::NotFound,
         }
     }
 

@@ -152,6 +152,11 @@ pub async fn report(
             .unwrap_or_default();
         return Err(BrowserError::Refused(name));
     }
+    // A tab reporting faster than the store writes waits here, and with it
+    // its next report (back-pressure).
+    if let Some(room) = handle.session.room() {
+        room.wait().await;
+    }
     for event in events {
         handle.publish(event);
     }

@@ -16,7 +16,7 @@ use tokio::sync::{broadcast, mpsc};
 
 use crate::runtime::project::ProjectId;
 use crate::runtime::session::{Envelope, SessionEvent, SessionState};
-use crate::server::store::{EventWriter, MessageRow, OUTPUT_WINDOW, OutputGate, Store};
+use crate::server::store::{EventWriter, MessageRow, OUTPUT_WINDOW, OutputGate, Room, Store};
 
 /// Events a subscriber may fall behind by before it is resynchronised with a
 /// snapshot. Token deltas are small, so this is a few seconds of streaming.
@@ -90,6 +90,12 @@ impl Session {
         if let Some(writer) = &self.core.writer {
             writer.append(message_id, text);
         }
+    }
+
+    /// Where a producer that can wait (a streaming answer) waits while the
+    /// store's writer is behind: back-pressure.
+    pub fn room(&self) -> Option<Room> {
+        self.core.writer.as_ref().map(EventWriter::room)
     }
 
     /// Waits until everything published so far is stored.

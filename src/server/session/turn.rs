@@ -13,7 +13,7 @@ use crate::runtime::protocol::Parser;
 use crate::runtime::session::{Message, MessageStatus, SessionEvent};
 use crate::server::agent::as_actions;
 use crate::server::llm::LlmService;
-use crate::server::llm::client::{ChatMessage, ChatOutcome, ChatRequest, chat};
+use crate::server::llm::client::{ChatMessage, ChatOutcome, ChatRequest, Pace, chat};
 use crate::server::llm::prompt::{
     ProjectFile, PromptContext, RuntimeDescription, TOOLS_INSTEAD, UserEdit,
 };
@@ -103,6 +103,7 @@ pub async fn run(
     let outcome = loop {
         let mut request = ChatRequest::new(system.clone(), fitted.messages.clone());
         request.continue_from = continuing.then(|| earlier.clone());
+        request.pace = store_pace(&project);
         if tools {
             request.tools = as_actions::specs();
         }
@@ -260,6 +261,17 @@ pub fn new_answer(
         message_id,
         text: String::new(),
         history,
+    }
+}
+
+/// The answer reads on from the provider once the store's writer has room.
+fn store_pace(project: &ProjectHandle) -> Pace {
+    match project.session.room() {
+        Some(room) => Pace::new(move || {
+            let room = room.clone();
+            Box::pin(async move { room.wait().await })
+        }),
+        None => Pace::default(),
     }
 }
 

@@ -257,6 +257,43 @@ async fn the_writer_stores_an_event_before_delivering_it() {
     assert_eq!(store.messages("p1").await.unwrap().len(), 1);
 }
 
+/// While the store cannot write (another process holds its write lock),
+/// writes pile up; past the limit a producer that can wait does, and goes
+/// on once the writer has caught up. Nothing queued is lost.
+#[tokio::test]
+async fn a_producer_waits_for_room_while_the_store_writer_is_behind() {
+    let (_dir, store) = store_with("p1").await;
+    let writer = EventWriter::spawn(store.clone(), "p1".into(), |_| {});
+    let room = writer.room();
+    // Room while nothing waits.
+    room.wait().await;
+    let mut blocker = store.begin_write().await.unwrap();
+    let events = QUEUE_LIMIT as u64 + 10;
+    for seq in 1..=events {
+        writer.event(terminal(seq, "x"));
+    }
+    assert!(room.queued() >= QUEUE_LIMIT, "{} queued", room.queued());
+    let waiting = tokio::spawn({
+        let room = room.clone();
+        async move { room.wait().await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(
+        !waiting.is_finished(),
+        "the producer went on while the writer was stuck"
+    );
+    sqlx::query("SELECT 1")
+        .execute(&mut *blocker)
+        .await
+        .unwrap();
+    blocker.commit().await.unwrap();
+    waiting.await.unwrap();
+    writer.flush().await;
+    assert_eq!(room.queued(), 0);
+    let stored = store.events("p1").await.unwrap().events;
+    assert_eq!(stored.len() as u64, events);
+}
+
 #[tokio::test]
 async fn project_json_files_are_imported_once_and_a_corrupt_one_is_skipped() {
     let dir = tempfile::tempdir().unwrap();

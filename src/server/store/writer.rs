@@ -4,18 +4,21 @@
 //! go in one transaction, so many streaming answers share each commit
 //! instead of queueing for SQLite's one write lock a token at a time.
 //!
-//! The queue is bounded by what reaches it: output comes at most one event
-//! of [`OUTPUT_EVENT_MAX`](super::OUTPUT_EVENT_MAX) bytes per window (the
-//! session's output gate, `output.rs`); every other write is queued as it
-//! comes and never dropped. Every [`OUTPUT_KEPT`] bytes of a project's
-//! output written, its stored output is compacted to its last
+//! The queue is bounded with back-pressure: past [`QUEUE_LIMIT`] writes
+//! waiting, producers that can wait (a streaming answer, before it reads
+//! more of the provider's stream) wait in [`Room::wait`] until the writer
+//! has caught up. Nothing is dropped: a producer that cannot wait still
+//! queues. Output comes at most one event of
+//! [`OUTPUT_EVENT_MAX`](super::OUTPUT_EVENT_MAX) bytes per window (the
+//! session's output gate, `output.rs`). Every [`OUTPUT_KEPT`] bytes of a
+//! project's output written, its stored output is compacted to its last
 //! [`OUTPUT_KEPT`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::messages::{self, MessageRow};
 use super::output::{OUTPUT_KEPT, output_bytes};
@@ -25,7 +28,43 @@ use crate::runtime::session::Envelope;
 /// Writes taken in one transaction at most.
 const BATCH: usize = 1024;
 
+/// Writes waiting in the queue past which producers that can wait do
+/// ([`Room::wait`]): a few seconds of a thousand answers' tokens.
+pub const QUEUE_LIMIT: usize = 8 * BATCH;
+
 type Deliver = Box<dyn Fn(Arc<Envelope>) + Send + Sync>;
+
+/// How many writes wait in the queue, and the signal that it shrank.
+#[derive(Default)]
+struct Backlog {
+    queued: AtomicUsize,
+    drained: Notify,
+}
+
+/// A producer's view of the writer's queue: wait here before making more.
+#[derive(Clone)]
+pub struct Room(Arc<Backlog>);
+
+impl Room {
+    /// Returns once fewer than [`QUEUE_LIMIT`] writes wait.
+    pub async fn wait(&self) {
+        loop {
+            let drained = self.0.drained.notified();
+            tokio::pin!(drained);
+            // Registered before the check, so a drain in between is not missed.
+            drained.as_mut().enable();
+            if self.queued() < QUEUE_LIMIT {
+                return;
+            }
+            drained.await;
+        }
+    }
+
+    /// Writes waiting now.
+    pub fn queued(&self) -> usize {
+        self.0.queued.load(Ordering::Acquire)
+    }
+}
 
 enum Write {
     Event(Arc<Envelope>),
@@ -56,15 +95,18 @@ enum Job {
 pub(super) struct SharedWriter {
     tx: mpsc::UnboundedSender<Job>,
     next: Arc<AtomicU64>,
+    backlog: Arc<Backlog>,
 }
 
 impl SharedWriter {
     pub(super) fn start(store: Store) -> SharedWriter {
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(run(store, rx));
+        let backlog = Arc::new(Backlog::default());
+        tokio::spawn(run(store, rx, Arc::clone(&backlog)));
         SharedWriter {
             tx,
             next: Arc::new(AtomicU64::new(0)),
+            backlog,
         }
     }
 }
@@ -74,6 +116,7 @@ impl SharedWriter {
 pub struct EventWriter {
     id: u64,
     tx: mpsc::UnboundedSender<Job>,
+    backlog: Arc<Backlog>,
 }
 
 impl EventWriter {
@@ -95,13 +138,24 @@ impl EventWriter {
         if shared.tx.send(open).is_err() {
             tracing::error!("the store's writer has stopped; nothing more is stored");
         }
-        EventWriter { id, tx: shared.tx }
+        EventWriter {
+            id,
+            tx: shared.tx,
+            backlog: shared.backlog,
+        }
     }
 
     fn send(&self, write: Write, what: &str) {
+        self.backlog.queued.fetch_add(1, Ordering::AcqRel);
         if self.tx.send(Job::Write(self.id, write)).is_err() {
+            self.backlog.queued.fetch_sub(1, Ordering::AcqRel);
             tracing::error!("the store's writer has stopped; {what} was not stored");
         }
+    }
+
+    /// Where producers wait while the writer is behind.
+    pub fn room(&self) -> Room {
+        Room(Arc::clone(&self.backlog))
     }
 
     pub fn event(&self, envelope: Arc<Envelope>) {
@@ -124,13 +178,8 @@ impl EventWriter {
     /// Waits until everything queued so far is written.
     pub async fn flush(&self) {
         let (done, wait) = oneshot::channel();
-        if self
-            .tx
-            .send(Job::Write(self.id, Write::Flush(done)))
-            .is_ok()
-        {
-            let _ = wait.await;
-        }
+        self.send(Write::Flush(done), "a flush");
+        let _ = wait.await;
     }
 }
 
@@ -150,7 +199,7 @@ struct Open {
     output: u64,
 }
 
-async fn run(store: Store, mut rx: mpsc::UnboundedReceiver<Job>) {
+async fn run(store: Store, mut rx: mpsc::UnboundedReceiver<Job>, backlog: Arc<Backlog>) {
     let mut open: HashMap<u64, Open> = HashMap::new();
     let mut jobs = Vec::new();
     while rx.recv_many(&mut jobs, BATCH).await > 0 {
@@ -177,7 +226,10 @@ async fn run(store: Store, mut rx: mpsc::UnboundedReceiver<Job>) {
         }
         write_batch(&store, &mut open, &batch).await;
         compact_full(&store, &mut open, &batch).await;
+        let written = batch.len();
         deliver(&open, batch);
+        backlog.queued.fetch_sub(written, Ordering::AcqRel);
+        backlog.drained.notify_waiters();
         for writer in closed {
             open.remove(&writer);
         }

@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 
 use axum::Router;
 use axum::extract::Request;
+use axum::serve::ListenerExt;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -91,8 +92,6 @@ impl Serving {
         clock: Arc<AtomicU64>,
         last_used: Arc<AtomicU64>,
     ) -> io::Result<Serving> {
-        listener.set_nonblocking(true)?;
-        let listener = TcpListener::from_std(listener)?;
         let seen = Arc::new(seen);
         let app = Router::new().fallback(move |request: Request| {
             last_used.store(clock.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
@@ -104,12 +103,25 @@ impl Serving {
             );
             async move { proxy(&sandbox, &access, &target, &seen, request).await }
         });
+        Serving::serve(listener, app)
+    }
+
+    /// Serves `app` on `listener`; each request carries the client's
+    /// address (`ConnectInfo`), as the IDE's own listener's do, so limits
+    /// kept per client (wrong credentials) hold on previews too.
+    fn serve(listener: std::net::TcpListener, app: Router) -> io::Result<Serving> {
+        listener.set_nonblocking(true)?;
+        let listener = TcpListener::from_std(listener)?;
         let connections = Arc::new(());
         let counting = Counting {
             inner: listener,
             connections: Arc::downgrade(&connections),
-        };
+        }
+        .tap_io(|connection: &mut Counted| {
+            let _ = connection.io.set_nodelay(true);
+        });
         let stop = CancellationToken::new();
+        let app = app.into_make_service_with_connect_info::<SocketAddr>();
         let server =
             axum::serve(counting, app).with_graceful_shutdown(stop.clone().cancelled_owned());
         let task = tokio::spawn(async move {
@@ -206,5 +218,35 @@ impl AsyncWrite for Counted {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+    use crate::server::access::client_address;
+
+    /// The preview's own listener records who connected, as `serve` does
+    /// for the IDE: without it every preview client would share one
+    /// wrong-credential budget.
+    #[tokio::test]
+    async fn a_preview_listener_request_carries_the_client_address() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = Router::new().fallback(|request: Request| async move {
+            client_address(&request).map_or("unknown".to_owned(), |ip| ip.to_string())
+        });
+        let _serving = Serving::serve(listener, app).unwrap();
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        client
+            .write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.ends_with("127.0.0.1"), "{answer}");
     }
 }
