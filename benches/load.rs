@@ -231,6 +231,8 @@ struct Ide {
     http: reqwest::Client,
     /// Server log lines that say a sandbox helper could not watch its files.
     unwatched: Arc<AtomicUsize>,
+    /// Sandboxes the server started, from its log.
+    started: Arc<AtomicUsize>,
 }
 
 impl Ide {
@@ -244,11 +246,15 @@ impl Ide {
             .env("RIVET_LLM_MODEL", "rivet-replay");
         let (child, addr, mut log) = support::spawn_serve_with_log(command).await;
         let unwatched = Arc::new(AtomicUsize::new(0));
-        let count = unwatched.clone();
+        let started = Arc::new(AtomicUsize::new(0));
+        let (count, starts) = (unwatched.clone(), started.clone());
         tokio::spawn(async move {
             while let Ok(Some(line)) = log.next_line().await {
                 if line.contains("file changes are not reported") {
                     count.fetch_add(1, Ordering::Relaxed);
+                }
+                if line.contains("sandbox started") {
+                    starts.fetch_add(1, Ordering::Relaxed);
                 }
             }
         });
@@ -261,6 +267,7 @@ impl Ide {
                 .build()
                 .unwrap(),
             unwatched,
+            started,
         }
     }
 
@@ -492,6 +499,8 @@ struct StreamFigures {
     rss_peak: u64,
     sandboxes: Processes,
     unwatched: usize,
+    /// Sandboxes started from the server's start to the streams' end.
+    sandboxes_started: usize,
     pages: Vec<Duration>,
     page_errors: usize,
 }
@@ -701,6 +710,7 @@ async fn streams(count: usize, tokens: usize, pace: Duration) -> StreamFigures {
         rss_peak,
         sandboxes,
         unwatched: ide.unwatched.load(Ordering::Relaxed),
+        sandboxes_started: ide.started.load(Ordering::Relaxed),
         pages,
         page_errors,
     };
@@ -783,6 +793,7 @@ fn print_streams(all: &[StreamFigures], tokens: usize, pace: Duration) {
     row("agents that could not watch their files", &|f| {
         f.unwatched.to_string()
     });
+    row("sandboxes started", &|f| f.sandboxes_started.to_string());
     row("page latency meanwhile (median / max)", &|f| {
         format!(
             "{} / {} ({} samples, {} failed)",

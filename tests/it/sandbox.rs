@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use rivet::runtime::host::{CommandSpec, ExitStatus, Limit, PortEvent, Runtime};
+use rivet::runtime::host::{CommandSpec, ExitStatus, Limit, PortEvent, Runtime, RuntimeError};
 use rivet::runtime::project::ProjectId;
 use rivet::server::config::{Config, NetworkMode, SandboxConfig};
 use rivet::server::sandbox::{Isolation, SandboxManager, SandboxSettings};
@@ -1450,14 +1450,19 @@ async fn escape_fill_memory_through_dev_shm() {
 
 // ---------------------------------------------------------------- file operations that hold
 
-/// A new project has nothing to list: its listing starts no sandbox (an
-/// answer in prose runs nothing), and the first file written starts one and
-/// is listed through it.
+/// A new project has nothing to list or read: neither starts its sandbox
+/// (an answer in prose runs nothing), and the first file written starts one
+/// and is listed through it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listing_an_empty_project_starts_no_sandbox() {
     let ide = Ide::start(|_| {}).await;
     let rt = ide.runtime("fresh");
     assert_eq!(rt.list_tree("").await.unwrap(), []);
+    let missing = rt.read_file("AGENTS.md").await;
+    assert!(
+        matches!(missing, Err(RuntimeError::NotFound { .. })),
+        "{missing:?}"
+    );
     assert_eq!(ide.manager.sandbox_pid(&id("fresh")).await, None);
     rt.write_file("index.html", b"<p>hi</p>").await.unwrap();
     assert!(ide.manager.sandbox_pid(&id("fresh")).await.is_some());

@@ -173,7 +173,7 @@ impl ProjectRuntime {
         recursive: bool,
     ) -> Result<Vec<DirEntry>, RuntimeError> {
         let checked = checked_path(path)?;
-        if checked.as_str().is_empty() && self.nothing_to_list().await {
+        if checked.as_str().is_empty() && self.empty_and_stopped().await {
             return Ok(Vec::new());
         }
         let op = Op::List {
@@ -197,10 +197,11 @@ impl ProjectRuntime {
     }
 
     /// Whether the project has no files while its sandbox is stopped (a new
-    /// project): listing it then needs no sandbox, so an answer that runs
-    /// nothing (prose, a question) starts none. Only the workspace folder
-    /// itself is read on the host, never what is inside it.
-    async fn nothing_to_list(&self) -> bool {
+    /// project): listing it or reading a file of it then needs no sandbox,
+    /// so an answer that runs nothing (prose, a question) starts none. Only
+    /// the workspace folder itself is read on the host, never what is
+    /// inside it.
+    async fn empty_and_stopped(&self) -> bool {
         if self.manager.running(&self.entry.id).await.is_some() {
             return false;
         }
@@ -254,6 +255,11 @@ impl Runtime for ProjectRuntime {
         let op = Op::ReadFile {
             path: checked(path)?,
         };
+        if self.empty_and_stopped().await {
+            return Err(RuntimeError::NotFound {
+                path: path.to_owned(),
+            });
+        }
         let incoming = self.request(op, &[], path).await?;
         match incoming.reply {
             Reply::File => Ok(incoming.payload),
