@@ -1,6 +1,6 @@
 //! The `events` table: every event a project's session published, in order.
 
-use sqlx::{Row, Sqlite, Transaction};
+use sqlx::{QueryBuilder, Row, Sqlite, Transaction};
 
 use super::{Store, StoreError};
 use crate::runtime::session::{Envelope, SessionEvent};
@@ -116,13 +116,29 @@ pub(super) async fn append(
     project: &str,
     envelope: &Envelope,
 ) -> Result<(), StoreError> {
-    // Serialising our own types cannot fail.
-    let json = serde_json::to_string(&envelope.event).unwrap_or_default();
-    sqlx::query("INSERT INTO events (project, seq, event) VALUES ($1, $2, $3)")
-        .bind(project)
-        .bind(i64::try_from(envelope.seq).unwrap_or(i64::MAX))
-        .bind(json)
-        .execute(&mut **tx)
-        .await?;
+    append_many(tx, &[(project, envelope)]).await
+}
+
+/// Rows one multi-row `INSERT` carries at most (3 parameters each, well
+/// under SQLite's limit on parameters).
+const ROWS_PER_INSERT: usize = 256;
+
+/// Stores many events, of any projects, with one statement per
+/// [`ROWS_PER_INSERT`] rows rather than one each.
+pub(super) async fn append_many(
+    tx: &mut Transaction<'_, Sqlite>,
+    rows: &[(&str, &Envelope)],
+) -> Result<(), StoreError> {
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let mut insert = QueryBuilder::<Sqlite>::new("INSERT INTO events (project, seq, event) ");
+        insert.push_values(chunk, |mut row, (project, envelope)| {
+            // Serialising our own types cannot fail.
+            let json = serde_json::to_string(&envelope.event).unwrap_or_default();
+            row.push_bind(*project)
+                .push_bind(i64::try_from(envelope.seq).unwrap_or(i64::MAX))
+                .push_bind(json);
+        });
+        insert.build().execute(&mut **tx).await?;
+    }
     Ok(())
 }

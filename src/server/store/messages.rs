@@ -212,22 +212,33 @@ pub(super) async fn upsert(
 /// Stores one more piece of a streaming answer's text as piece `seq`.
 pub(super) async fn append(
     tx: &mut Transaction<'_, Sqlite>,
-    project: &str,
-    seq: i64,
-    message_id: &str,
-    text: &str,
+    pieces: &[Piece<'_>],
 ) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO message_text (project, seq, message_id, piece) VALUES ($1, $2, $3, $4)",
-    )
-    .bind(project)
-    .bind(seq)
-    .bind(message_id)
-    .bind(text)
-    .execute(&mut **tx)
-    .await?;
+    for chunk in pieces.chunks(PIECES_PER_INSERT) {
+        let mut insert = sqlx::QueryBuilder::<Sqlite>::new(
+            "INSERT INTO message_text (project, seq, message_id, piece) ",
+        );
+        insert.push_values(chunk, |mut row, piece| {
+            row.push_bind(piece.project)
+                .push_bind(piece.seq)
+                .push_bind(piece.message_id)
+                .push_bind(piece.text);
+        });
+        insert.build().execute(&mut **tx).await?;
+    }
     Ok(())
 }
+
+/// One piece of a streaming answer's text, numbered in its project.
+pub(super) struct Piece<'a> {
+    pub project: &'a str,
+    pub seq: i64,
+    pub message_id: &'a str,
+    pub text: &'a str,
+}
+
+/// Pieces one multi-row `INSERT` carries at most (4 parameters each).
+const PIECES_PER_INSERT: usize = 256;
 
 /// The number of the project's last stored piece of answer text.
 pub(super) async fn last_piece(

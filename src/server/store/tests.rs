@@ -257,6 +257,49 @@ async fn the_writer_stores_an_event_before_delivering_it() {
     assert_eq!(store.messages("p1").await.unwrap().len(), 1);
 }
 
+/// One batch of many writes: events and pieces of text of two projects go
+/// in multi-row inserts (more rows than one insert carries), and a message
+/// saved whole in the middle of them still folds the pieces queued before
+/// it and none after.
+#[tokio::test]
+async fn a_batch_of_many_events_and_pieces_is_stored_whole_and_in_order() {
+    let (_dir, store) = store_with("p1").await;
+    store.ensure_project(&project("p2")).await.unwrap();
+    let first = EventWriter::spawn(store.clone(), "p1".into(), |_| {});
+    let second = EventWriter::spawn(store.clone(), "p2".into(), |_| {});
+    first.message(answer("m1", "", MessageStatus::Streaming));
+    for seq in 1..=300 {
+        first.event(terminal(seq, "one"));
+        first.append("m1", "a");
+        second.event(terminal(seq, "two"));
+    }
+    first.message(answer("m1", &"a".repeat(300), MessageStatus::Complete));
+    first.message(answer("m2", "", MessageStatus::Streaming));
+    first.append("m2", "next");
+    first.flush().await;
+    second.flush().await;
+    for project in ["p1", "p2"] {
+        let seqs: Vec<u64> = store
+            .events(project)
+            .await
+            .unwrap()
+            .events
+            .iter()
+            .map(|e| e.seq)
+            .collect();
+        assert_eq!(seqs, (1..=300).collect::<Vec<_>>(), "{project}");
+    }
+    let rows = store.messages("p1").await.unwrap();
+    assert_eq!(rows[0].text, "a".repeat(300));
+    assert_eq!(rows[1].text, "next");
+    let pieces: i64 = sqlx::query("SELECT COUNT(*) FROM message_text WHERE project = 'p1'")
+        .fetch_one(store.ready().await.unwrap())
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(pieces, 1);
+}
+
 /// While the store cannot write (another process holds its write lock),
 /// writes pile up; past the limit a producer that can wait does, and goes
 /// on once the writer has caught up. Nothing queued is lost.

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use tokio::sync::{Notify, mpsc, oneshot};
 
-use super::messages::{self, MessageRow};
+use super::messages::{self, MessageRow, Piece};
 use super::output::{OUTPUT_KEPT, output_bytes};
 use super::{Store, StoreError, events};
 use crate::runtime::session::Envelope;
@@ -309,12 +309,15 @@ fn deliver(open: &HashMap<u64, Open>, batch: Vec<(u64, Write)>) {
 
 /// Writes `batch` in one transaction; returns the last piece number of
 /// answer text each writer stored in it (kept once it has committed).
+/// Events and pieces of text are gathered into multi-row inserts; a
+/// message's row is written in its place, after the rows queued before it.
 async fn write(
     store: &Store,
     open: &HashMap<u64, Open>,
     batch: &[(u64, Write)],
 ) -> Result<HashMap<u64, i64>, StoreError> {
     let mut pieces = HashMap::new();
+    let mut rows = Rows::default();
     let mut tx = store.begin_write().await?;
     for (writer, write) in batch {
         let Some(state) = open.get(writer) else {
@@ -322,19 +325,52 @@ async fn write(
         };
         let project = state.project.as_str();
         match write {
-            Write::Event(envelope) => events::append(&mut tx, project, envelope).await?,
-            Write::Message(message) => messages::upsert(&mut tx, project, message).await?,
+            Write::Event(envelope) => rows.events.push((project, envelope)),
+            Write::Message(message) => {
+                rows.write(&mut tx).await?;
+                messages::upsert(&mut tx, project, message).await?;
+            }
             Write::Append { message_id, text } => {
                 let last = match pieces.get(writer).copied().or(state.piece) {
                     Some(last) => last,
-                    None => messages::last_piece(&mut tx, project).await?,
+                    None => {
+                        // The count reads what is stored: the rows first.
+                        rows.write(&mut tx).await?;
+                        messages::last_piece(&mut tx, project).await?
+                    }
                 };
-                messages::append(&mut tx, project, last + 1, message_id, text).await?;
+                rows.pieces.push(Piece {
+                    project,
+                    seq: last + 1,
+                    message_id,
+                    text,
+                });
                 pieces.insert(*writer, last + 1);
             }
             Write::Flush(_) => {}
         }
     }
+    rows.write(&mut tx).await?;
     tx.commit().await?;
     Ok(pieces)
+}
+
+/// Rows waiting for their multi-row inserts.
+#[derive(Default)]
+struct Rows<'a> {
+    events: Vec<(&'a str, &'a Envelope)>,
+    pieces: Vec<Piece<'a>>,
+}
+
+impl Rows<'_> {
+    async fn write(
+        &mut self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    ) -> Result<(), StoreError> {
+        events::append_many(tx, &self.events).await?;
+        messages::append(tx, &self.pieces).await?;
+        self.events.clear();
+        self.pieces.clear();
+        Ok(())
+    }
 }
