@@ -85,8 +85,12 @@ async fn a_secret_reaches_the_projects_processes_and_nothing_else() {
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{sent}");
     let reversed: String = VALUE.chars().rev().collect();
+    // The whole line: output may arrive in pieces, and a piece that could
+    // begin the value is held back until it is known not to.
     let text = terminal_until(&server, &project, |t| {
-        t.contains(&format!("reversed: {reversed}")) && t.contains("the key is")
+        t.contains(&format!("reversed: {reversed}"))
+            && t.find("the key is")
+                .is_some_and(|at| t[at..].contains('\n'))
     })
     .await;
     assert!(text.contains("the key is [STRIPE_KEY]"), "{text}");

@@ -88,7 +88,7 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
     } = cx;
     let message_id = answer.message_id.clone();
     let mut saved = SavedAnswer::new(&message_id, None, "");
-    let picked = project.conversation().model.clone();
+    let picked = project.conversation().model().map(str::to_owned);
     let resolved = match llm.resolve_for_answer(picked.as_deref()).await {
         Ok(resolved) => resolved,
         Err(error) => {
@@ -165,7 +165,7 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
         text.clone()
     };
     history.push(ChatMessage::assistant(said));
-    project.conversation().history = history;
+    project.conversation().set_history(history);
     saved.usage(outcome.usage);
     if let Some(price) = price {
         saved.cost(price.cost(&outcome.usage));

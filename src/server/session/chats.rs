@@ -229,9 +229,9 @@ mod restore_tests {
         }
         let mut conversation = crate::server::session::restore::conversation(&state, &rows);
         // The latest message's chat is the current one.
-        assert_eq!(conversation.chat, second);
-        let contents = |c: &crate::server::session::project::Conversation| {
-            c.history
+        assert_eq!(conversation.chat(), &second);
+        let contents = |c: &crate::server::session::conversation::Conversation| {
+            c.history()
                 .iter()
                 .map(|m| m.content.clone())
                 .collect::<Vec<_>>()
@@ -242,6 +242,6 @@ mod restore_tests {
         );
         conversation.switch_to(&ChatId::main());
         assert_eq!(contents(&conversation), ["build it", "answer to build it"]);
-        assert_eq!(conversation.next_message, 4);
+        assert_eq!(conversation.last_number(), 4);
     }
 }

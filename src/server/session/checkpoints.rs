@@ -117,7 +117,7 @@ pub async fn before_message(handle: &ProjectHandle) {
         return;
     };
     let latest = handle.session.read(latest_answer);
-    let edited = !handle.conversation().user_edits.is_empty();
+    let edited = handle.conversation().has_user_edits();
     let _guard = checkpoints.lock().await;
     let outcome = async {
         if let Some(latest) = &latest {

@@ -93,7 +93,7 @@ async fn current_summary(
     (keep, upto): (usize, usize),
     cancel: &CancellationToken,
 ) -> Option<Summary> {
-    let kept = project.conversation().summary.clone();
+    let kept = project.conversation().summary().cloned();
     if !summary::needed(kept.as_ref(), keep) {
         return kept;
     }
@@ -109,7 +109,7 @@ async fn current_summary(
     let Some(made) = made else {
         return kept;
     };
-    project.conversation().summary = Some(made.clone());
+    project.conversation().set_summary(made.clone());
     project.publish(SessionEvent::ContextSummary {
         upto_message_id: ask.message_id.to_owned(),
         summary: ContextSummary {

@@ -8,6 +8,7 @@
 //! as busy, leaving no trace. Only this module sets or clears the slot
 //! ([`Streaming`] cannot be built or changed anywhere else).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -17,6 +18,7 @@ use super::api::ApiError;
 use super::fix::{self, FixContext};
 use super::project::ProjectHandle;
 use super::turn::{self, Answer};
+use crate::runtime::protocol::Parser;
 use crate::runtime::session::{
     ChatId, FixAttempt, Message, MessageStatus, Mode, Role, SessionEvent,
 };
@@ -41,9 +43,216 @@ impl Streaming {
     }
 }
 
+/// An answer that stopped early and may be continued: its parser keeps the
+/// place inside any open action.
+pub struct Unfinished {
+    pub message_id: String,
+    pub parser: Parser,
+    pub text: String,
+    /// The history the answer was asked with (ending in the user's message).
+    pub history: Vec<ChatMessage>,
+}
+
+/// What the model has been told, and the state of the project's answers.
+/// Its fields are its own: the session's modules change it through these
+/// methods only.
+#[derive(Default)]
+pub struct Conversation {
+    /// What the model has seen: user messages and its own whole answers.
+    history: Vec<ChatMessage>,
+    /// The user message each assistant message answers, for Retry.
+    asked: BTreeMap<String, String>,
+    unfinished: Option<Unfinished>,
+    /// Held while an answer streams; cancelling it stops the answer. Only
+    /// this module sets or clears it.
+    streaming: Streaming,
+    /// Set while the fix loop follows an answer; cancelling it ends the loop.
+    fixing: Option<CancellationToken>,
+    next_message: u64,
+    /// Files the person saved since the last answer: content before the
+    /// first save, and now.
+    user_edits: BTreeMap<String, (Option<String>, String)>,
+    /// What stands in for the older turns that no longer fit the window.
+    summary: Option<super::summary::Summary>,
+    /// The model the person picked for their latest message (`None`: the
+    /// configured one); its fix attempts, Retry and Continue use it too.
+    model: Option<String>,
+    /// The chat `history`, `summary` and `model` belong to: the one the
+    /// latest answer was in.
+    chat: ChatId,
+    /// The other chats' turns, while another chat is answered.
+    parked: BTreeMap<ChatId, Thread>,
+}
+
+/// What a chat keeps of its own while another one is answered.
+#[derive(Default)]
+pub struct Thread {
+    pub history: Vec<ChatMessage>,
+    pub summary: Option<super::summary::Summary>,
+    pub model: Option<String>,
+}
+
+/// A file's content before the person's first change since the last
+/// answer, and now.
+pub type UserEdits = BTreeMap<String, (Option<String>, String)>;
+
+impl Conversation {
+    /// What the model has seen of the current chat.
+    pub fn history(&self) -> &[ChatMessage] {
+        &self.history
+    }
+
+    /// The current chat's turns after an answer.
+    pub fn set_history(&mut self, history: Vec<ChatMessage>) {
+        self.history = history;
+    }
+
+    /// The user message the answer `answer_id` answers (for Retry).
+    pub fn asked(&self, answer_id: &str) -> Option<&str> {
+        self.asked.get(answer_id).map(String::as_str)
+    }
+
+    /// How many answers can be asked again.
+    pub fn asked_count(&self) -> usize {
+        self.asked.len()
+    }
+
+    pub fn record_asked(&mut self, answer_id: String, asked: String) {
+        self.asked.insert(answer_id, asked);
+    }
+
+    pub fn unfinished(&self) -> Option<&Unfinished> {
+        self.unfinished.as_ref()
+    }
+
+    /// Keeps an answer that stopped early, for Continue.
+    pub fn set_unfinished(&mut self, unfinished: Option<Unfinished>) {
+        self.unfinished = unfinished;
+    }
+
+    pub fn take_unfinished(&mut self) -> Option<Unfinished> {
+        self.unfinished.take()
+    }
+
+    /// The unfinished answer, when it is `message_id`.
+    pub fn take_unfinished_of(&mut self, message_id: &str) -> Option<Unfinished> {
+        self.unfinished
+            .take_if(|unfinished| unfinished.message_id == message_id)
+    }
+
+    /// Whether an answer streams, and a way to stop it; the slot is set and
+    /// cleared only in this module.
+    pub fn streaming(&self) -> &Streaming {
+        &self.streaming
+    }
+
+    /// Marks the fix loop as following the last answer; returns the token of
+    /// the loop it replaces.
+    pub fn follow_fix(&mut self, cancel: CancellationToken) -> Option<CancellationToken> {
+        self.fixing.replace(cancel)
+    }
+
+    /// The fix loop's token, taken: no loop follows any more.
+    pub fn take_fixing(&mut self) -> Option<CancellationToken> {
+        self.fixing.take()
+    }
+
+    pub fn next_id(&mut self) -> String {
+        self.next_message += 1;
+        format!("m{}", self.next_message)
+    }
+
+    /// The number of the latest message.
+    pub fn last_number(&self) -> u64 {
+        self.next_message
+    }
+
+    /// Numbers the next message after `last` (a restored conversation).
+    pub fn number_after(&mut self, last: u64) {
+        self.next_message = last;
+    }
+
+    /// Records a change to `path` made outside the model (by hand, or a
+    /// pull): what it held before the first such change, what it holds now.
+    pub fn note_edit(&mut self, path: &str, before: Option<String>, after: String) {
+        self.user_edits
+            .entry(path.to_owned())
+            .and_modify(|(_, later)| *later = after.clone())
+            .or_insert((before, after));
+    }
+
+    pub fn has_user_edits(&self) -> bool {
+        !self.user_edits.is_empty()
+    }
+
+    /// The person's changes since the last answer, for the next prompt.
+    pub fn take_user_edits(&mut self) -> UserEdits {
+        std::mem::take(&mut self.user_edits)
+    }
+
+    pub fn summary(&self) -> Option<&super::summary::Summary> {
+        self.summary.as_ref()
+    }
+
+    pub fn set_summary(&mut self, summary: super::summary::Summary) {
+        self.summary = Some(summary);
+    }
+
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
+    /// The model the person picked for their message (`None` or blank: the
+    /// configured one).
+    pub fn pick_model(&mut self, model: Option<String>) {
+        self.model = model.filter(|m| !m.trim().is_empty());
+    }
+
+    /// The chat the latest answer was in.
+    pub fn chat(&self) -> &ChatId {
+        &self.chat
+    }
+
+    /// Makes `chat` the one the next answer belongs to; the chat it leaves
+    /// keeps its turns for later. An interrupted answer is not carried
+    /// along: close it first (see `conversation::switch_chat`).
+    pub fn switch_to(&mut self, chat: &ChatId) {
+        if self.chat == *chat {
+            return;
+        }
+        let leaving = Thread {
+            history: std::mem::take(&mut self.history),
+            summary: self.summary.take(),
+            model: self.model.take(),
+        };
+        self.parked.insert(self.chat.clone(), leaving);
+        let arriving = self.parked.remove(chat).unwrap_or_default();
+        self.history = arriving.history;
+        self.summary = arriving.summary;
+        self.model = arriving.model;
+        self.chat = chat.clone();
+    }
+
+    /// Sets a chat's turns as they were rebuilt from the store.
+    pub fn set_thread(&mut self, chat: ChatId, thread: Thread) {
+        if chat == self.chat {
+            self.history = thread.history;
+            self.summary = thread.summary;
+            self.model = thread.model;
+        } else {
+            self.parked.insert(chat, thread);
+        }
+    }
+
+    /// A rebuilt conversation's current chat, before its threads are set.
+    pub fn start_in(&mut self, chat: ChatId) {
+        self.chat = chat;
+    }
+}
+
 /// Whether an answer streams in the project.
 pub fn is_busy(handle: &ProjectHandle) -> bool {
-    handle.conversation().streaming.is_active()
+    handle.conversation().streaming().is_active()
 }
 
 /// Stops the streaming answer and frees the slot at once (the server is
@@ -77,7 +286,7 @@ pub async fn send(
     if let Some(mode) = options.mode {
         super::agent::set_mode(handle, mode);
     }
-    handle.conversation().model = options.model.filter(|m| !m.trim().is_empty());
+    handle.conversation().pick_model(options.model);
     stop_fixing(handle);
     super::checkpoints::before_message(handle).await;
     drop_unfinished(handle);
@@ -99,16 +308,7 @@ pub fn continue_answer(
 ) -> Result<(), ApiError> {
     super::budget::check(handle, state.llm.default_budget())?;
     let cancel = claim(handle)?;
-    let unfinished = {
-        let mut conversation = handle.conversation();
-        match conversation.unfinished.take() {
-            Some(u) if u.message_id == message_id => Some(u),
-            other => {
-                conversation.unfinished = other;
-                None
-            }
-        }
-    };
+    let unfinished = handle.conversation().take_unfinished_of(message_id);
     let Some(unfinished) = unfinished else {
         release(handle);
         return Err(ApiError::NotContinuable(message_id.to_owned()));
@@ -133,7 +333,7 @@ pub async fn retry(
     handle: &Arc<ProjectHandle>,
     message_id: &str,
 ) -> Result<(), ApiError> {
-    let asked = handle.conversation().asked.get(message_id).cloned();
+    let asked = handle.conversation().asked(message_id).map(str::to_owned);
     let Some(asked) = asked else {
         return Err(ApiError::NotRetryable(message_id.to_owned()));
     };
@@ -142,7 +342,7 @@ pub async fn retry(
     switch_chat(handle, &super::chats::chat_of(handle, message_id));
     super::checkpoints::before_message(handle).await;
     drop_unfinished(handle);
-    let mut history = handle.conversation().history.clone();
+    let mut history = handle.conversation().history().to_vec();
     history.push(ChatMessage::user(asked.clone()));
     let answer = turn::new_answer(handle, history, &asked, in_plan_mode(state, handle));
     spawn(state, handle, answer, cancel);
@@ -194,7 +394,7 @@ fn claim(handle: &ProjectHandle) -> Result<CancellationToken, ApiError> {
 
 fn claim_with(handle: &ProjectHandle, cancel: &CancellationToken) -> Result<(), ApiError> {
     let mut conversation = handle.conversation();
-    if conversation.streaming.is_active() {
+    if conversation.streaming().is_active() {
         return Err(ApiError::Busy);
     }
     conversation.streaming = Streaming(Some(cancel.clone()));
@@ -223,9 +423,9 @@ fn record_user(
     let (id, history, chat) = {
         let mut conversation = handle.conversation();
         let id = conversation.next_id();
-        let mut history = conversation.history.clone();
+        let mut history = conversation.history().to_vec();
         history.push(ChatMessage::user(text.to_owned()));
-        (id, history, conversation.chat.clone())
+        (id, history, conversation.chat().clone())
     };
     if automatic.is_none() {
         handle.session.save_message(MessageRow {
@@ -300,7 +500,7 @@ fn spawn(state: &AppState, handle: &Arc<ProjectHandle>, answer: Answer, cancel: 
 /// Ends the fix loop, if one follows the last answer: the person's message
 /// takes over from automatic attempts.
 fn stop_fixing(handle: &ProjectHandle) {
-    if let Some(fixing) = handle.conversation().fixing.take() {
+    if let Some(fixing) = handle.conversation().take_fixing() {
         fixing.cancel();
     }
 }
@@ -309,7 +509,7 @@ fn stop_fixing(handle: &ProjectHandle) {
 /// interrupted answer in the chat left behind is ended: its Continue would
 /// follow another chat's changes.
 fn switch_chat(handle: &ProjectHandle, chat: &ChatId) {
-    if handle.conversation().chat == *chat {
+    if handle.conversation().chat() == chat {
         return;
     }
     drop_unfinished(handle);
@@ -319,7 +519,7 @@ fn switch_chat(handle: &ProjectHandle, chat: &ChatId) {
 /// Ends an interrupted answer that will not be continued, so its open
 /// action is reported as cut off.
 fn drop_unfinished(handle: &ProjectHandle) {
-    let unfinished = handle.conversation().unfinished.take();
+    let unfinished = handle.conversation().take_unfinished();
     if let Some(unfinished) = unfinished {
         turn::close_parser(handle, &unfinished.message_id, unfinished.parser);
     }

@@ -198,7 +198,7 @@ pub async fn follow(cx: FixContext, message_id: String, since: u64) {
 /// A token for a new loop, which ends the one running.
 fn take_over(project: &ProjectHandle) -> CancellationToken {
     let cancel = CancellationToken::new();
-    if let Some(previous) = project.conversation().fixing.replace(cancel.clone()) {
+    if let Some(previous) = project.conversation().follow_fix(cancel.clone()) {
         previous.cancel();
     }
     cancel
@@ -328,7 +328,7 @@ async fn run_loop(
     // Whoever ends a loop early (Stop, a new message, a newer loop) takes
     // its token; a loop that ended by itself clears its own.
     if !cancel.is_cancelled() {
-        cx.project.conversation().fixing = None;
+        cx.project.conversation().take_fixing();
     }
 }
 

@@ -42,10 +42,10 @@ pub async fn require(state: &AppState, id: &ProjectId) -> Result<ProjectRow, Api
 /// Stops the streaming answer, the fix loop, the running command and every
 /// pending action.
 pub fn stop_in(handle: &ProjectHandle) {
-    if let Some(fixing) = handle.conversation().fixing.take() {
+    if let Some(fixing) = handle.conversation().take_fixing() {
         fixing.cancel();
     }
-    handle.conversation().streaming.cancel();
+    handle.conversation().streaming().cancel();
     handle.runner.abort();
 }
 

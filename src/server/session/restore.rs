@@ -8,7 +8,7 @@
 use super::hub::Session;
 use std::collections::BTreeMap;
 
-use super::project::{Conversation, Thread, Unfinished};
+use super::conversation::{Conversation, Thread, Unfinished};
 use crate::runtime::protocol::Parser;
 use crate::runtime::session::{
     ActionRef, ActionStatus, ChatId, MessageStatus, Role, SessionEvent, SessionState,
@@ -64,7 +64,7 @@ pub fn conversation(state: &SessionState, messages: &[MessageRow]) -> Conversati
         let Some(asked) = &message.asked else {
             continue;
         };
-        conversation.asked.insert(message.id.clone(), asked.clone());
+        conversation.record_asked(message.id.clone(), asked.clone());
         if matches!(
             message.status,
             MessageStatus::Complete | MessageStatus::Stopped
@@ -74,20 +74,24 @@ pub fn conversation(state: &SessionState, messages: &[MessageRow]) -> Conversati
             history.push(ChatMessage::assistant(message.text.clone()));
         }
     }
-    conversation.chat = messages
-        .last()
-        .map_or_else(ChatId::main, |m| chat_of(&m.id));
+    conversation.start_in(
+        messages
+            .last()
+            .map_or_else(ChatId::main, |m| chat_of(&m.id)),
+    );
     for (chat, mut thread) in threads {
         thread.summary = super::summary::restored(state, &chat, thread.history.len());
         conversation.set_thread(chat, thread);
     }
-    conversation.unfinished = unfinished(&conversation, messages.last());
-    conversation.next_message = messages
+    let unfinished = unfinished(&conversation, messages.last());
+    conversation.set_unfinished(unfinished);
+    let last = messages
         .iter()
         .map(MessageRow::position)
         .chain(state.messages.iter().map(|m| number(&m.id)))
         .max()
         .map_or(0, |n| u64::try_from(n).unwrap_or(0));
+    conversation.number_after(last);
     conversation
 }
 
@@ -106,7 +110,7 @@ fn unfinished(conversation: &Conversation, last: Option<&MessageRow>) -> Option<
     let mut parser = Parser::new(last.id.clone());
     // Its events are in the session already.
     parser.push(&last.text);
-    let mut history = conversation.history.clone();
+    let mut history = conversation.history().to_vec();
     history.push(ChatMessage::user(asked.clone()));
     Some(Unfinished {
         message_id: last.id.clone(),
@@ -214,7 +218,7 @@ mod tests {
 
     fn history(conversation: &Conversation) -> Vec<(bool, String)> {
         conversation
-            .history
+            .history()
             .iter()
             .map(|m| (m.role == ChatRole::User, m.content.clone()))
             .collect()
@@ -254,9 +258,9 @@ mod tests {
             ]
         );
         // Every answer can be asked again, the interrupted one too.
-        assert_eq!(conversation.asked.len(), 3);
-        assert_eq!(conversation.asked["m2"], "todo app");
-        assert_eq!(conversation.next_message, 5);
+        assert_eq!(conversation.asked_count(), 3);
+        assert_eq!(conversation.asked("m2"), Some("todo app"));
+        assert_eq!(conversation.last_number(), 5);
     }
 
     #[test]
@@ -268,7 +272,7 @@ mod tests {
         let streaming = row("m2", Some("hi"), "Hel", MessageStatus::Streaming);
         let state = SessionState::default();
         let restored = conversation(&state, &[done.clone(), streaming.clone()]);
-        let unfinished = restored.unfinished.expect("continuable");
+        let unfinished = restored.unfinished().expect("continuable");
         assert_eq!(unfinished.message_id, "m2");
         assert_eq!(unfinished.text, "Hel");
         assert_eq!(unfinished.history.len(), 1);
@@ -284,7 +288,10 @@ mod tests {
                 row("m3", None, "again", MessageStatus::Complete),
             ],
         ] {
-            assert!(conversation(&state, &rows).unfinished.is_none(), "{rows:?}");
+            assert!(
+                conversation(&state, &rows).unfinished().is_none(),
+                "{rows:?}"
+            );
         }
     }
 
@@ -295,7 +302,7 @@ mod tests {
             .messages
             .push(crate::runtime::session::Message::user("m7", "hi"));
         let conversation = conversation(&state, &[]);
-        assert_eq!(conversation.next_message, 7);
+        assert_eq!(conversation.last_number(), 7);
     }
 
     /// Output rows a flood left before the limits existed.

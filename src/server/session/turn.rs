@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::project::{ProjectHandle, Unfinished};
+use super::conversation::Unfinished;
+use super::project::ProjectHandle;
 use super::saved::SavedAnswer;
 use crate::runtime::llm::LlmError;
 use crate::runtime::protocol::Parser;
@@ -55,7 +56,7 @@ pub async fn run(
     let publish = |event: SessionEvent| project.publish(event);
     let mut saved = SavedAnswer::new(&message_id, None, &earlier);
 
-    let picked = project.conversation().model.clone();
+    let picked = project.conversation().model().map(str::to_owned);
     let llm_config = match llm.resolve_for_answer(picked.as_deref()).await {
         Ok(config) => config,
         Err(error) => {
@@ -189,12 +190,12 @@ fn finish_failed(
     if text.is_empty() {
         close_parser(project, message_id, parser);
     } else {
-        project.conversation().unfinished = Some(Unfinished {
+        project.conversation().set_unfinished(Some(Unfinished {
             message_id: message_id.to_owned(),
             parser,
             text: text.to_owned(),
             history,
-        });
+        }));
     }
     saved.finish(&project.session, text, &status, None);
     project.publish(SessionEvent::MessageFinished {
@@ -220,7 +221,7 @@ pub fn close_parser(project: &ProjectHandle, message_id: &str, parser: Parser) {
 
 fn record_answer(project: &ProjectHandle, mut history: Vec<ChatMessage>, text: &str) {
     history.push(ChatMessage::assistant(text));
-    project.conversation().history = history;
+    project.conversation().set_history(history);
 }
 
 /// Whether `message_id` is an answer asked in Plan mode (its actions are
@@ -242,8 +243,8 @@ pub fn new_answer(
     let (message_id, chat) = {
         let mut conversation = project.conversation();
         let id = conversation.next_id();
-        conversation.asked.insert(id.clone(), asked.to_owned());
-        (id, conversation.chat.clone())
+        conversation.record_asked(id.clone(), asked.to_owned());
+        (id, conversation.chat().clone())
     };
     project
         .answer_before
@@ -301,7 +302,7 @@ async fn prompt_context(project: &ProjectHandle, runtime: RuntimeDescription) ->
             content,
         });
     }
-    let mut edits = std::mem::take(&mut project.conversation().user_edits);
+    let mut edits = project.conversation().take_user_edits();
     edits.retain(|path, _| !super::rules::is_rules_file(path));
     let relevant = relevant_paths(project, edits.keys().cloned().collect());
     let user_edits = edits
@@ -363,7 +364,7 @@ pub async fn include_rules(project: &ProjectHandle, llm: &LlmService, message_id
 /// A chat opened beside the first one starts from a note about the
 /// project, for as long as it lasts.
 fn chat_opening(project: &ProjectHandle) -> String {
-    let chat = project.conversation().chat.clone();
+    let chat = project.conversation().chat().clone();
     let opening = super::chats::opening_of(project, &chat);
     if opening.is_empty() {
         return opening;

@@ -42,10 +42,10 @@ async fn prepare(
 /// Refuses while an answer streams or actions run; ends a fix loop.
 fn ensure_idle(handle: &ProjectHandle) -> Result<(), ApiError> {
     let mut conversation = handle.conversation();
-    if conversation.streaming.is_active() || handle.session.read(|s| s.is_busy()) {
+    if conversation.streaming().is_active() || handle.session.read(|s| s.is_busy()) {
         return Err(ApiError::Busy);
     }
-    if let Some(fixing) = conversation.fixing.take() {
+    if let Some(fixing) = conversation.take_fixing() {
         fixing.cancel();
     }
     Ok(())

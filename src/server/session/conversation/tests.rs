@@ -17,7 +17,7 @@ async fn a_second_claim_while_one_holds_the_slot_is_busy() {
     let first = claim(&handle).unwrap();
     assert!(is_busy(&handle));
     assert!(matches!(claim(&handle), Err(ApiError::Busy)));
-    handle.conversation().streaming.cancel();
+    handle.conversation().streaming().cancel();
     assert!(first.is_cancelled(), "cancel reaches the holder's token");
     release(&handle);
     assert!(!is_busy(&handle));
@@ -31,7 +31,7 @@ async fn send_while_an_answer_streams_is_busy_and_records_nothing() {
     let refused = send(&state, &handle, "hello", Default::default()).await;
     assert!(matches!(refused, Err(ApiError::Busy)));
     assert!(handle.session.read(|s| s.messages.is_empty()));
-    assert!(handle.conversation().history.is_empty());
+    assert!(handle.conversation().history().is_empty());
 }
 
 #[tokio::test]
@@ -87,21 +87,17 @@ async fn a_message_to_a_chat_the_project_does_not_have_is_refused_and_records_no
 
 #[test]
 fn switching_chats_keeps_each_chats_turns_apart() {
-    let mut conversation = crate::server::session::project::Conversation::default();
-    conversation
-        .history
-        .push(ChatMessage::user("build a todo app"));
-    conversation.model = Some("big".into());
+    let mut conversation = super::Conversation::default();
+    conversation.set_history(vec![ChatMessage::user("build a todo app")]);
+    conversation.pick_model(Some("big".into()));
     let second = ChatId::numbered(2);
     conversation.switch_to(&second);
-    assert!(conversation.history.is_empty() && conversation.model.is_none());
-    conversation
-        .history
-        .push(ChatMessage::user("what is in main.js?"));
+    assert!(conversation.history().is_empty() && conversation.model().is_none());
+    conversation.set_history(vec![ChatMessage::user("what is in main.js?")]);
     conversation.switch_to(&ChatId::main());
-    assert_eq!(conversation.history.len(), 1);
-    assert_eq!(conversation.history[0].content, "build a todo app");
-    assert_eq!(conversation.model.as_deref(), Some("big"));
+    assert_eq!(conversation.history().len(), 1);
+    assert_eq!(conversation.history()[0].content, "build a todo app");
+    assert_eq!(conversation.model(), Some("big"));
     conversation.switch_to(&second);
-    assert_eq!(conversation.history[0].content, "what is in main.js?");
+    assert_eq!(conversation.history()[0].content, "what is in main.js?");
 }
