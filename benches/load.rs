@@ -24,9 +24,9 @@
 //!    memory of the sandbox processes and the IDE's growth is measured, the
 //!    time to open one more, and the page latency with them open.
 //!
-//! `cargo bench --profile dev --features ssr --bench load` (needs bwrap; all
-//! traffic on 127.0.0.1; not part of the test suite). It prints Markdown
-//! tables.
+//! `cargo bench --profile release --no-default-features --features ssr
+//! --bench load` (needs bwrap; all traffic on 127.0.0.1; not part of the
+//! test suite). It prints Markdown tables.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
