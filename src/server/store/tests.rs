@@ -52,6 +52,15 @@ async fn store_with(id: &str) -> (tempfile::TempDir, Store) {
 }
 
 /// Writes `events` through a writer and waits for them.
+/// The one number a `SELECT COUNT(*)` answers.
+async fn count(store: &Store, sql: &'static str) -> i64 {
+    sqlx::query(sql)
+        .fetch_one(store.ready().await.unwrap())
+        .await
+        .unwrap()
+        .get(0)
+}
+
 async fn write_events(store: &Store, id: &str, events: Vec<Arc<Envelope>>) {
     let writer = EventWriter::spawn(store.clone(), id.to_owned(), |_| {});
     for event in events {
@@ -292,11 +301,11 @@ async fn a_batch_of_many_events_and_pieces_is_stored_whole_and_in_order() {
     let rows = store.messages("p1").await.unwrap();
     assert_eq!(rows[0].text, "a".repeat(300));
     assert_eq!(rows[1].text, "next");
-    let pieces: i64 = sqlx::query("SELECT COUNT(*) FROM message_text WHERE project = 'p1'")
-        .fetch_one(store.ready().await.unwrap())
-        .await
-        .unwrap()
-        .get(0);
+    let pieces = count(
+        &store,
+        "SELECT COUNT(*) FROM message_text WHERE project = 'p1'",
+    )
+    .await;
     assert_eq!(pieces, 1);
 }
 
@@ -402,11 +411,11 @@ async fn streamed_text_is_appended_to_the_stored_answer_in_order() {
     writer.flush().await;
     let rows = store.messages("p1").await.unwrap();
     assert_eq!(rows[0].text, "Here it is ✓!");
-    let pieces: i64 = sqlx::query("SELECT COUNT(*) FROM message_text WHERE message_id = 'm2'")
-        .fetch_one(store.ready().await.unwrap())
-        .await
-        .unwrap()
-        .get(0);
+    let pieces = count(
+        &store,
+        "SELECT COUNT(*) FROM message_text WHERE message_id = 'm2'",
+    )
+    .await;
     assert_eq!(pieces, 0);
 }
 
