@@ -117,6 +117,12 @@ async fn sh(runtime: &dyn Runtime, command: &str) -> (ExitStatus, String) {
 }
 
 /// Runs a command that must succeed; returns its output.
+/// The paths of the project's whole tree, as the runtime lists them.
+async fn tree_paths(runtime: &dyn Runtime) -> Vec<String> {
+    let tree = runtime.list_tree("").await.unwrap();
+    tree.into_iter().map(|e| e.path).collect()
+}
+
 async fn ok(runtime: &dyn Runtime, command: &str) -> String {
     let (status, output) = sh(runtime, command).await;
     assert!(status.success(), "{command}: {status:?}\n{output}");
@@ -215,13 +221,7 @@ async fn files_written_by_the_ide_are_seen_by_commands_and_back() {
     assert_eq!(rt.read_file("made.txt").await.unwrap(), b"made");
     rt.mkdir("a/b/c").await.unwrap();
     rt.rename("made.txt", "a/b/c/moved.txt").await.unwrap();
-    let tree: Vec<String> = rt
-        .list_tree("")
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| e.path)
-        .collect();
+    let tree = tree_paths(&*rt).await;
     assert_eq!(
         tree,
         [
@@ -1466,14 +1466,7 @@ async fn listing_an_empty_project_starts_no_sandbox() {
     assert_eq!(ide.manager.sandbox_pid(&id("fresh")).await, None);
     rt.write_file("index.html", b"<p>hi</p>").await.unwrap();
     assert!(ide.manager.sandbox_pid(&id("fresh")).await.is_some());
-    let paths: Vec<String> = rt
-        .list_tree("")
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| e.path)
-        .collect();
-    assert_eq!(paths, ["index.html"]);
+    assert_eq!(tree_paths(&*rt).await, ["index.html"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
