@@ -18,6 +18,7 @@ use crate::server::llm::client::{ChatMessage, ChatOutcome, ChatRequest, Pace, ch
 use crate::server::llm::prompt::{
     ProjectFile, PromptContext, RuntimeDescription, TOOLS_INSTEAD, UserEdit,
 };
+use path::AnswerPath;
 use stream::Stream;
 
 /// Files larger than this are listed by name only.
@@ -34,13 +35,28 @@ pub struct Answer {
     pub history: Vec<ChatMessage>,
 }
 
-/// Runs one answer to its end.
+/// Runs one answer to its end, on the path its project's runtime and its
+/// mode give it.
 pub async fn run(
     project: Arc<ProjectHandle>,
     llm: Arc<LlmService>,
     runtime_description: RuntimeDescription,
     answer: Answer,
     cancel: CancellationToken,
+) {
+    let plan = is_plan(&project, &answer.message_id);
+    let path = path::for_answer(runtime_description, plan);
+    run_on(project, llm, runtime_description, answer, cancel, path).await;
+}
+
+/// Runs one answer to its end on `path`.
+async fn run_on(
+    project: Arc<ProjectHandle>,
+    llm: Arc<LlmService>,
+    runtime_description: RuntimeDescription,
+    answer: Answer,
+    cancel: CancellationToken,
+    path: &dyn AnswerPath,
 ) {
     let Answer {
         message_id,
@@ -49,10 +65,7 @@ pub async fn run(
         history,
     } = answer;
     let continuing = !earlier.is_empty();
-    // A WebContainer project's browser parses and runs the answer itself;
-    // a plan runs nothing, so the server parses it, for the session only.
     let plan = is_plan(&project, &message_id);
-    let in_browser = runtime_description == RuntimeDescription::Webcontainer && !plan;
     let publish = |event: SessionEvent| project.publish(event);
     let mut saved = SavedAnswer::new(&message_id, None, &earlier);
 
@@ -61,7 +74,7 @@ pub async fn run(
         Ok(config) => config,
         Err(error) => {
             let end = (earlier.as_str(), parser, history);
-            return finish_failed(&project, &message_id, &error, end, saved);
+            return finish_failed(&project, path, &message_id, &error, end, saved);
         }
     };
     record_model(&project, &mut saved, &message_id, &llm_config.model);
@@ -70,11 +83,9 @@ pub async fn run(
     ctx.plan = plan;
     let (base_url, model) = (llm_config.base_url.clone(), llm_config.model.clone());
     ctx.remind_format = llm.format_slips().needs_reminder(&base_url, &model);
-    // The browser parses a WebContainer project's answer itself, and a
-    // continued answer keeps to the text: tags for both.
-    let mut tools = !in_browser
+    // A continued answer keeps to its text's format: tags.
+    let mut tools = path.takes_tools()
         && !continuing
-        && !ctx.plan
         && llm.format_slips().use_tools(
             llm.action_format(&llm_config.provider, &model),
             &base_url,
@@ -96,10 +107,9 @@ pub async fn run(
         message_id: &message_id,
         parser: &mut parser,
         saved: &mut saved,
-        in_browser,
+        path,
         given: Vec::new(),
         price,
-        plan,
     };
     let outcome = loop {
         let mut request = ChatRequest::new(system.clone(), fitted.messages.clone());
@@ -132,7 +142,7 @@ pub async fn run(
     };
     match outcome.result {
         Ok(finish_reason) => {
-            close_parser(&project, &message_id, parser);
+            path.end(&project, &message_id, parser, false);
             let format = project.session.read(|s| s.answer_format(&message_id));
             llm.format_slips().record(&base_url, &model, format);
             record_answer(&project, history, &recorded);
@@ -146,8 +156,7 @@ pub async fn run(
             });
         }
         Err(LlmError::Cancelled) => {
-            project.browser.end(&message_id, true);
-            close_parser(&project, &message_id, parser);
+            path.end(&project, &message_id, parser, true);
             record_answer(&project, history, &text);
             let status = MessageStatus::Stopped;
             saved.finish(&project.session, &text, &status, None);
@@ -160,6 +169,7 @@ pub async fn run(
         Err(error) => {
             finish_failed(
                 &project,
+                path,
                 &message_id,
                 &error,
                 (&text, parser, history),
@@ -173,6 +183,7 @@ pub async fn run(
 /// was interrupted and can be continued, so its parser is kept.
 fn finish_failed(
     project: &ProjectHandle,
+    path: &dyn AnswerPath,
     message_id: &str,
     error: &LlmError,
     (text, parser, history): (&str, Parser, Vec<ChatMessage>),
@@ -188,7 +199,7 @@ fn finish_failed(
         }
     };
     if text.is_empty() {
-        close_parser(project, message_id, parser);
+        path.end(project, message_id, parser, false);
     } else {
         project.conversation().set_unfinished(Some(Unfinished {
             message_id: message_id.to_owned(),
@@ -211,12 +222,18 @@ fn tools_refused_in(outcome: &ChatOutcome) -> bool {
     error.is_some_and(super::agent::tools_refused)
 }
 
-/// Ends the parser: held-back text is shown, and an action still open is
-/// closed as truncated (the runner reports it and does not run it).
+/// Ends the parser of an answer that will not be continued, whichever path
+/// it took: a relay still open to the browser is ended, held-back text is
+/// shown, and an action still open is closed as truncated (the runner
+/// reports it and does not run it).
 pub fn close_parser(project: &ProjectHandle, message_id: &str, parser: Parser) {
     project.browser.end(message_id, false);
-    let plan = is_plan(project, message_id);
-    stream::forward(project, message_id, parser.finish(), plan);
+    let path: &dyn AnswerPath = if is_plan(project, message_id) {
+        &path::Planned
+    } else {
+        &path::ServerRunner
+    };
+    path.end(project, message_id, parser, false);
 }
 
 fn record_answer(project: &ProjectHandle, mut history: Vec<ChatMessage>, text: &str) {
@@ -403,4 +420,8 @@ fn relevant_paths(project: &ProjectHandle, edited: Vec<String>) -> Vec<String> {
     crate::server::llm::budget::fit::relevant_first(&named, &changed)
 }
 
+mod path;
 mod stream;
+
+#[cfg(test)]
+mod tests;
