@@ -5,8 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, providerAndServer } from './serve-env';
 
-// The suite runs against the release build: `cargo leptos build --release`
-// must have written target/release/rivet and target/site first (scripts/test.sh does).
+// The suite runs against a built server and site: `cargo leptos build
+// --release` must have written target/release/rivet and target/site first,
+// or RIVET_E2E_BIN name another build of the server (scripts/test.sh names
+// its `ci` build).
 const root = path.resolve(__dirname, '..');
 // The suite can run on several workers (RIVET_E2E_WORKERS), each with a slot
 // of its own: an IDE, a scripted provider, a port for tests that start their

@@ -1,6 +1,9 @@
 import path from 'node:path';
 
 const root = path.resolve(__dirname, '..');
+// The server under test: scripts/test.sh names its `ci` build; by itself the
+// suite runs the release one (`cargo leptos build --release`).
+export const bin = process.env.RIVET_E2E_BIN ?? path.join(root, 'target/release/rivet');
 
 /** The environment of a release `rivet serve` under test: its address,
  *  data directory and access token, the scripted provider it asks, and the
@@ -28,7 +31,7 @@ export function serveEnv(server: {
 }
 
 /** Playwright's web servers for one IDE under test: the scripted provider
- *  (answering `pace` characters every `delayMs`) and a release `rivet serve`
+ *  (answering `pace` characters every `delayMs`) and a built `rivet serve`
  *  asking it, with `extraEnv` on top of [`serveEnv`]. */
 export function providerAndServer(server: {
   port: number;
@@ -41,13 +44,13 @@ export function providerAndServer(server: {
   const { port, mockPort, dataDir, token, pace } = server;
   return [
     {
-      command: `${root}/target/release/rivet mock-llm --port ${mockPort} --models rivet-replay,rivet-lite --script ${root}/tests/fixtures/transcripts --chunk-size ${pace.chunkSize} --delay-ms ${pace.delayMs}`,
+      command: `${bin} mock-llm --port ${mockPort} --models rivet-replay,rivet-lite --script ${root}/tests/fixtures/transcripts --chunk-size ${pace.chunkSize} --delay-ms ${pace.delayMs}`,
       port: mockPort,
       reuseExistingServer: false,
       timeout: 30_000,
     },
     {
-      command: `${root}/target/release/rivet serve`,
+      command: `${bin} serve`,
       cwd: root,
       url: `http://127.0.0.1:${port}/healthz`,
       reuseExistingServer: false,

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Sets everything up, then runs every check and test: formatting, import
 # cycles, clippy for the server and the WASM client, the Rust tests, and the
-# browser tests against a release build. One release build, linted as it
-# compiles, serves the tests and the browser run: Rivet's crate is compiled
-# once for each target.
+# browser tests. One build of the server in the `ci` profile (Cargo.toml),
+# linted as it compiles, serves the tests and the browser run; the WASM
+# client is built as shipped.
 set -euo pipefail
 export RIVET_SETUP_BROWSER=1
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -31,7 +31,7 @@ if [ "$cycles" -ne 0 ]; then
   exit 1
 fi
 
-step "Release builds: the WASM client as shipped, and the server with every test and bench"
+step "Builds: the WASM client as shipped, and the server with every test and bench"
 # The client's build (cargo-leptos: the WASM, --split into the #[lazy]
 # chunks, hashed names, --precompress for the brotli and gzip copies) runs
 # mostly on one core, so it runs beside the server's; its log follows.
@@ -48,16 +48,19 @@ front=$!
 # shipped bundle must be measured as shipped. --all-targets builds the tests
 # and benches in the same run, so `cargo test` below compiles nothing: the
 # server the browser tests start is the one the Rust tests start.
+profile=(--profile ci)
 clippy_env=(
   RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
   CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 )
 server=0
-env "${clippy_env[@]}" cargo build --release --no-default-features --features ssr --all-targets || server=$?
+env "${clippy_env[@]}" cargo build "${profile[@]}" --no-default-features --features ssr --all-targets || server=$?
 front_status=0
 wait "$front" || front_status=$?
 cat "$front_log"
 if [ "$server" -ne 0 ] || [ "$front_status" -ne 0 ]; then exit 1; fi
+# The server finds the bundle's hashed names beside its binary.
+cp target/release/hash.txt target/ci/hash.txt
 
 step "First load: WASM and glue at most 400,000 bytes gzip"
 ./scripts/bundle-size.sh --max 400000
@@ -66,7 +69,7 @@ step "clippy (WASM client)"
 cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings
 
 step "Rust tests"
-env "${clippy_env[@]}" cargo test --release --no-default-features --features ssr
+env "${clippy_env[@]}" cargo test "${profile[@]}" --no-default-features --features ssr
 
 step "Browser tests (Playwright on Debian's Chromium)"
-npx playwright test --config end2end/playwright.config.ts
+RIVET_E2E_BIN="$ROOT/target/ci/rivet" npx playwright test --config end2end/playwright.config.ts

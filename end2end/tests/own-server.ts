@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { serveEnv } from '../serve-env';
+import { bin, serveEnv } from '../serve-env';
 import { TOKEN } from './helpers';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -25,7 +25,7 @@ export class OwnServer {
   /** Starts `rivet serve` and waits until it answers `/healthz`. */
   async start(): Promise<void> {
     const log = fs.openSync(path.join(this.dataDir, 'serve.log'), 'a');
-    this.child = spawn(path.join(root, 'target/release/rivet'), ['serve'], {
+    this.child = spawn(bin, ['serve'], {
       cwd: root,
       stdio: ['ignore', log, log],
       env: {

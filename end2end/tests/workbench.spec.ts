@@ -2,6 +2,7 @@ import { expect, test, type Page } from '@playwright/test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
+import { bin } from '../serve-env';
 import net from 'node:net';
 import os from 'node:os';
 import { actions, editorText, newProject, screenshot, send } from './helpers';
@@ -110,7 +111,7 @@ async function bareViteMs(context: import('@playwright/test').BrowserContext): P
   const root = path.resolve(__dirname, '..', '..');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-bare-'));
   const transcript = fs.readFileSync(path.join(root, 'tests/fixtures/transcripts/todo-react.txt'));
-  const parsed = await run(path.join(root, 'target/release/rivet'), ['parse'], root, transcript);
+  const parsed = await run(bin, ['parse'], root, transcript);
   for (const line of parsed.split('\n').filter(Boolean)) {
     const event = JSON.parse(line);
     if (event.event === 'action_close' && event.type === 'file') {

@@ -5,7 +5,7 @@
 //! and, in the browser, the WebContainer. The trait is object-safe, so the
 //! action runner holds an `Arc<dyn Runtime>` and does not know which one runs.
 
-#[cfg(all(not(target_arch = "wasm32"), any(test, feature = "test-support")))]
+#[cfg(all(not(target_arch = "wasm32"), test))]
 pub mod fake;
 
 use std::time::Duration;

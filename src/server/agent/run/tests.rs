@@ -353,3 +353,57 @@ async fn the_stuck_run_says_why_in_a_sentence() {
     );
     assert_eq!(played.fake.spawned().len(), 3);
 }
+
+/// Against a real model, when one is configured: one tool call goes out
+/// and its result comes back. Skipped, saying why, otherwise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_model_round_trips_a_tool_call() {
+    let (Ok(url), Ok(model)) = (
+        std::env::var("RIVET_REAL_LLM_URL"),
+        std::env::var("RIVET_REAL_LLM_MODEL"),
+    ) else {
+        eprintln!(
+            "skipped: set RIVET_REAL_LLM_URL (an OpenAI-compatible /v1 address), RIVET_REAL_LLM_MODEL and, if needed, RIVET_REAL_LLM_KEY to run this test against a real model"
+        );
+        return;
+    };
+    let key = std::env::var("RIVET_REAL_LLM_KEY").ok().map(|key| {
+        crate::server::llm::secret::Secret::new(&key)
+            .expect("RIVET_REAL_LLM_KEY is not a usable key")
+    });
+    let runtime = Arc::new(FakeRuntime::with_files([(
+        "notes.txt",
+        "The secret word is marmalade.\n",
+    )]));
+    let cancel = CancellationToken::new();
+    let tools = ToolContext::new(runtime).with_cancel(cancel.clone());
+    let model = LlmModel {
+        llm: crate::server::llm::ResolvedLlm::custom(&url, &model, key),
+        system: "You answer questions about the project's files with the tools.".to_owned(),
+        window: crate::server::llm::budget::fit::Window::new(32_768, None),
+        cancel,
+    };
+    let agent = Agent {
+        model: &model,
+        tools: &tools,
+        approver: &AutoApprove,
+        settings: AgentSettings {
+            max_steps: 6,
+            auto_approve: true,
+        },
+    };
+    let mut events = Vec::new();
+    let outcome = agent
+        .run(
+            vec![ChatMessage::user(
+                "Use the read_file tool on notes.txt, then tell me the secret word.",
+            )],
+            |e| events.push(e),
+        )
+        .await;
+    let read = events.iter().any(|e| {
+        matches!(e, AgentEvent::ToolResult { output, .. } if output.ok && output.text.contains("marmalade"))
+    });
+    assert!(read, "no read_file result came back: {events:#?}");
+    assert_eq!(outcome.end, AgentEnd::Done, "{events:#?}");
+}
