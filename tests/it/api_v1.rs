@@ -2,19 +2,23 @@
 //! scripted provider answering and the sandbox holding the files.
 #![cfg(feature = "ssr")]
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use super::llm::Mock;
+use super::support::Ide;
 
-pub(crate) struct Server {
-    _child: tokio::process::Child,
-    pub(crate) data: tempfile::TempDir,
-    pub(crate) addr: SocketAddr,
-    pub(crate) http: reqwest::Client,
+/// The one harness ([`Ide`]), with this module's calls; `url` is under `/api/v1`.
+pub(crate) struct Server(pub(crate) Ide);
+
+impl std::ops::Deref for Server {
+    type Target = Ide;
+
+    fn deref(&self) -> &Ide {
+        &self.0
+    }
 }
 
 impl Server {
@@ -28,31 +32,17 @@ impl Server {
         data: tempfile::TempDir,
         env: &[(&str, &str)],
     ) -> Server {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
-        super::support::serve_in(&mut command, data.path());
-        command
-            .env("RIVET_LLM_PROVIDER", "custom")
-            .env("RIVET_LLM_BASE_URL", mock.base_url())
-            .env("RIVET_LLM_MODEL", "rivet-replay")
-            .envs(env.iter().copied());
-        let (child, addr) = super::support::spawn_serve(command).await;
-        Server {
-            _child: child,
-            data,
-            addr,
-            http: super::support::client().build().unwrap(),
-        }
+        Server(
+            Ide::on(data)
+                .provider(&mock.base_url())
+                .envs(env.iter().copied())
+                .start()
+                .await,
+        )
     }
 
     pub(crate) fn url(&self, path: &str) -> String {
-        format!("http://{}/api/v1{path}", self.addr)
-    }
-
-    pub(crate) async fn json(&self, request: reqwest::RequestBuilder) -> (StatusCode, Value) {
-        let response = request.send().await.unwrap();
-        let status = response.status();
-        let body = response.json().await.unwrap_or(Value::Null);
-        (status, body)
+        self.0.api(path)
     }
 
     /// Writes a project's file through `PUT …/files/{path}`.
@@ -73,10 +63,10 @@ impl Server {
     pub(crate) async fn cli(&self, args: &[&str]) -> String {
         let cli = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"))
             .args(args)
-            .current_dir(self.data.path())
+            .current_dir(self.data_dir())
             .env("RIVET_SERVER_ADDR", self.addr.to_string())
             .env("RIVET_SERVER_TOKEN", super::support::TOKEN)
-            .env("RIVET_SERVER_DATA_DIR", self.data.path())
+            .env("RIVET_SERVER_DATA_DIR", self.data_dir())
             .env_remove("RIVET_URL")
             .output()
             .await
@@ -85,18 +75,6 @@ impl Server {
         let errors = String::from_utf8_lossy(&cli.stderr);
         assert!(cli.status.success(), "rivet {args:?}: {said} {errors}");
         said
-    }
-
-    pub(crate) async fn create(&self, name: &str) -> String {
-        let (status, body) = self
-            .json(
-                self.http
-                    .post(self.url("/projects"))
-                    .json(&json!({"name": name})),
-            )
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        body["id"].as_str().unwrap().to_owned()
     }
 }
 

@@ -268,7 +268,7 @@ async fn delete_stops_the_answer_and_removes_files_and_rows() {
     let (status, error) = server.json(server.http.get(&url)).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(error["code"], "project_not_found");
-    assert!(!server.data.path().join("projects").join(&project).exists());
+    assert!(!server.data_dir().join("projects").join(&project).exists());
     let (_, list) = server.json(server.http.get(server.url("/projects"))).await;
     let ids: Vec<&str> = list
         .as_array()

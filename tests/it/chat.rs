@@ -30,10 +30,10 @@ async fn server() -> (Mock, Server) {
 async fn rivet(server: &Server, args: &[&str]) -> Run {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"))
         .args(args)
-        .current_dir(server.data.path())
+        .current_dir(server.data_dir())
         .env("RIVET_SERVER_ADDR", server.addr.to_string())
         .env("RIVET_SERVER_TOKEN", super::support::TOKEN)
-        .env("RIVET_SERVER_DATA_DIR", server.data.path())
+        .env("RIVET_SERVER_DATA_DIR", server.data_dir())
         .env_remove("RIVET_URL")
         .env("NO_COLOR", "1")
         .stdin(std::process::Stdio::null())
@@ -204,7 +204,7 @@ async fn chat_without_a_running_server_fails_clearly() {
     drop(closed);
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"))
         .args(["chat", "hello"])
-        .current_dir(server.data.path())
+        .current_dir(server.data_dir())
         .env("RIVET_SERVER_ADDR", addr.to_string())
         .env("RIVET_SERVER_TOKEN", super::support::TOKEN)
         .output()

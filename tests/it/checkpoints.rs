@@ -3,7 +3,6 @@
 //! API restores, redoes and forks.
 #![cfg(feature = "ssr")]
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -11,6 +10,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use super::llm::Mock;
+use super::support::Ide;
 
 const FIRST: &str = "#! match: alpha
 Here is the first version.
@@ -54,11 +54,15 @@ http.createServer((q, s) => s.end(fs.readFileSync('index.html'))).listen(4321);
 </boltArtifact>
 ";
 
-struct Server {
-    _child: tokio::process::Child,
-    data: tempfile::TempDir,
-    addr: SocketAddr,
-    http: reqwest::Client,
+/// The one harness ([`Ide`]), with this module's calls; `url` is under `/api/v1`.
+struct Server(Ide);
+
+impl std::ops::Deref for Server {
+    type Target = Ide;
+
+    fn deref(&self) -> &Ide {
+        &self.0
+    }
 }
 
 impl Server {
@@ -68,44 +72,12 @@ impl Server {
 
     /// A server whose `PATH` is `path`.
     async fn start_with_path(mock: &Mock, path: &str) -> Server {
-        let data = tempfile::tempdir().unwrap();
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
-        super::support::serve_in(&mut command, data.path());
-        command
-            .env("PATH", path)
-            .env("RIVET_LLM_PROVIDER", "custom")
-            .env("RIVET_LLM_BASE_URL", mock.base_url())
-            .env("RIVET_LLM_MODEL", "rivet-replay")
-            .env("RIVET_FIX_ENABLED", "false");
-        let (child, addr) = super::support::spawn_serve(command).await;
-        Server {
-            _child: child,
-            data,
-            addr,
-            http: super::support::client().build().unwrap(),
-        }
+        let ide = Ide::fresh().provider(&mock.base_url()).env("PATH", path);
+        Server(ide.env("RIVET_FIX_ENABLED", "false").start().await)
     }
 
     fn url(&self, path: &str) -> String {
-        format!("http://{}/api/v1{path}", self.addr)
-    }
-
-    async fn json(&self, request: reqwest::RequestBuilder) -> (StatusCode, Value) {
-        let response = request.send().await.unwrap();
-        let status = response.status();
-        (status, response.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn create(&self, name: &str) -> String {
-        let (status, body) = self
-            .json(
-                self.http
-                    .post(self.url("/projects"))
-                    .json(&json!({"name": name})),
-            )
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        body["id"].as_str().unwrap().to_owned()
+        self.0.api(path)
     }
 
     async fn messages(&self, project: &str) -> Vec<Value> {
@@ -188,7 +160,7 @@ impl Server {
     }
 
     fn project_dir(&self, project: &str) -> std::path::PathBuf {
-        self.data.path().join("projects").join(project)
+        self.data_dir().join("projects").join(project)
     }
 }
 

@@ -131,7 +131,7 @@ async fn a_project_is_pushed_and_a_remote_that_moved_is_never_overwritten() {
     );
 
     // The token is only in the remote's own file.
-    let data = server.data.path();
+    let data = server.data_dir();
     let holding = files_holding(data, TOKEN, &data.join("remotes"));
     assert!(holding.is_empty(), "the token was found in {holding:?}");
 }

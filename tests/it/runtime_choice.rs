@@ -3,72 +3,29 @@
 //! still switched after a restart.
 #![cfg(feature = "ssr")]
 
-use std::net::SocketAddr;
+use super::support::Ide as Serve;
 
-struct Serve {
-    child: tokio::process::Child,
-    addr: SocketAddr,
-    http: reqwest::Client,
+/// `rivet serve` on the data directory `data`, new projects running on
+/// `default`, with `env` on top.
+async fn serve(data: tempfile::TempDir, default: &str, env: &[(&str, &str)]) -> Serve {
+    let ide = Serve::on(data).env("RIVET_RUNTIME_DEFAULT", default);
+    ide.envs(env.iter().copied()).start().await
 }
 
-impl Serve {
-    async fn start(data: &std::path::Path, default: &str) -> Serve {
-        Serve::start_with(data, default, &[]).await
-    }
-
-    async fn start_with(data: &std::path::Path, default: &str, env: &[(&str, &str)]) -> Serve {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
-        super::support::serve_in(&mut command, data);
-        command.env("RIVET_RUNTIME_DEFAULT", default);
-        command.envs(env.iter().copied());
-        let (child, addr) = super::support::spawn_serve(command).await;
-        Serve {
-            child,
-            addr,
-            http: super::support::client().build().unwrap(),
-        }
-    }
-
-    async fn stop(mut self) {
-        self.child.start_kill().unwrap();
-        self.child.wait().await.unwrap();
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    async fn new_project(&self) -> String {
-        let response = self.http.post(self.url("/new")).send().await.unwrap();
-        let location = response.headers()["location"].to_str().unwrap();
-        location.trim_start_matches("/p/").to_owned()
-    }
-
-    async fn call(&self, function: &str, fields: &[(&str, &str)]) -> (u16, String) {
-        let response = self
-            .http
-            .post(self.url(&format!("/api/{function}")))
-            .form(fields)
-            .send()
-            .await
-            .unwrap();
-        (response.status().as_u16(), response.text().await.unwrap())
-    }
-
-    async fn runtime(&self, project: &str) -> String {
-        let (status, body) = self.call("project_runtime", &[("project", project)]).await;
-        assert_eq!(status, 200, "{body}");
-        serde_json::from_str(&body).unwrap()
-    }
+/// The project's runtime, as its server function says.
+async fn runtime(serve: &Serve, project: &str) -> String {
+    let (status, body) = serve.call("project_runtime", &[("project", project)]).await;
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str(&body).unwrap()
 }
 
 #[tokio::test]
 async fn runtime_switch_to_sandbox_survives_a_restart() {
     let data = tempfile::tempdir().unwrap();
-    let project = {
-        let serve = Serve::start(data.path(), "webcontainer").await;
+    let (project, data) = {
+        let serve = serve(data, "webcontainer", &[]).await;
         let project = serve.new_project().await;
-        assert_eq!(serve.runtime(&project).await, "webcontainer");
+        assert_eq!(runtime(&serve, &project).await, "webcontainer");
         let (status, body) = serve
             .call(
                 "set_project_runtime",
@@ -76,7 +33,7 @@ async fn runtime_switch_to_sandbox_survives_a_restart() {
             )
             .await;
         assert_eq!(status, 200, "{body}");
-        assert_eq!(serve.runtime(&project).await, "sandbox");
+        assert_eq!(runtime(&serve, &project).await, "sandbox");
         // The HTTP API reports the same runtime.
         let row: serde_json::Value = serve
             .http
@@ -88,20 +45,19 @@ async fn runtime_switch_to_sandbox_survives_a_restart() {
             .await
             .unwrap();
         assert_eq!(row["runtime"], "sandbox");
-        serve.stop().await;
-        project
+        (project, serve.kill().await)
     };
-    let serve = Serve::start(data.path(), "webcontainer").await;
-    assert_eq!(serve.runtime(&project).await, "sandbox");
+    let serve = serve(data, "webcontainer", &[]).await;
+    assert_eq!(runtime(&serve, &project).await, "sandbox");
     // A project made after the restart still follows the default.
     let fresh = serve.new_project().await;
-    assert_eq!(serve.runtime(&fresh).await, "webcontainer");
+    assert_eq!(runtime(&serve, &fresh).await, "webcontainer");
 }
 
 #[tokio::test]
 async fn runtime_switch_to_unknown_runtime_is_refused() {
     let data = tempfile::tempdir().unwrap();
-    let serve = Serve::start(data.path(), "sandbox").await;
+    let serve = serve(data, "sandbox", &[]).await;
     let project = serve.new_project().await;
     let (status, _) = serve
         .call(
@@ -110,7 +66,7 @@ async fn runtime_switch_to_unknown_runtime_is_refused() {
         )
         .await;
     assert_ne!(status, 200);
-    assert_eq!(serve.runtime(&project).await, "sandbox");
+    assert_eq!(runtime(&serve, &project).await, "sandbox");
 }
 
 async fn post_json(serve: &Serve, function: &str, body: serde_json::Value) -> u16 {
@@ -138,7 +94,7 @@ async fn a_webcontainer_answer_is_relayed_to_the_tab_which_reports_back() {
         ("RIVET_LLM_BASE_URL", base_url.as_str()),
         ("RIVET_LLM_MODEL", "rivet-replay"),
     ];
-    let serve = Serve::start_with(data.path(), "webcontainer", &env).await;
+    let serve = serve(data, "webcontainer", &env).await;
     let project = serve.new_project().await;
 
     // The tab follows the relay, then the person sends a message.
@@ -243,7 +199,7 @@ async fn a_binary_file_written_in_the_browser_runtime_is_byte_exact_on_the_serve
     use rivet::runtime::relay::{FileContent, FileMirror};
 
     let data = tempfile::tempdir().unwrap();
-    let serve = Serve::start(data.path(), "webcontainer").await;
+    let serve = serve(data, "webcontainer", &[]).await;
     let project = serve.new_project().await;
     let change = FileMirror::Write {
         path: "public/logo.png".into(),
@@ -273,7 +229,7 @@ async fn the_browser_snapshot_returns_a_binary_file_and_its_bytes_round_trip() {
     use rivet::runtime::relay::BrowserSnapshot;
 
     let data = tempfile::tempdir().unwrap();
-    let serve = Serve::start(data.path(), "webcontainer").await;
+    let serve = serve(data, "webcontainer", &[]).await;
     let project = serve.new_project().await;
     let base64 = "iVBORw0KGgoA//4=";
     let too_large = "x".repeat(1024 * 1024 + 1);

@@ -52,7 +52,7 @@ async fn terminal_until(server: &Server, project: &str, done: impl Fn(&str) -> b
 fn database_bytes(server: &Server) -> Vec<u8> {
     let mut bytes = Vec::new();
     for name in ["rivet.db", "rivet.db-wal"] {
-        bytes.extend(std::fs::read(server.data.path().join(name)).unwrap_or_default());
+        bytes.extend(std::fs::read(server.data_dir().join(name)).unwrap_or_default());
     }
     bytes
 }
@@ -70,7 +70,7 @@ async fn a_secret_reaches_the_projects_processes_and_nothing_else() {
     let (status, names) = put(&server, &project, "STRIPE_KEY", VALUE).await;
     assert_eq!(status, StatusCode::OK, "{names}");
     assert_eq!(names, json!({"secrets": ["STRIPE_KEY"]}));
-    let file = server.data.path().join(format!("secrets/{project}.json"));
+    let file = server.data_dir().join(format!("secrets/{project}.json"));
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
 

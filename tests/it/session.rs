@@ -3,16 +3,14 @@
 //! Vite, read through the same newline-delimited feed the browser reads.
 #![cfg(feature = "ssr")]
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
-use futures::StreamExt;
 use rivet::runtime::build_result::Stage;
-use rivet::runtime::session::{ActionStatus, Envelope, LineDecoder, MessageStatus, SessionState};
+use rivet::runtime::session::{ActionStatus, MessageStatus, SessionState};
 use serde_json::json;
-use tokio::sync::mpsc;
 
 use super::llm::Mock;
+use super::support::{Feed, Ide, summary};
 
 mod context;
 mod fix;
@@ -26,15 +24,9 @@ mod typed_calls;
 mod window;
 
 /// Long enough for `npm install` from the registry and a Vite start.
-const RUN_TIMEOUT: Duration = Duration::from_secs(240);
+const RUN_TIMEOUT: Duration = super::support::FEED_TIMEOUT;
 
-struct Ide {
-    child: tokio::process::Child,
-    _data: tempfile::TempDir,
-    addr: SocketAddr,
-    http: reqwest::Client,
-}
-
+/// The session tests' starts of the one harness: answers from `mock`.
 impl Ide {
     async fn start(mock: &Mock) -> Ide {
         Ide::start_with(mock, &[]).await
@@ -51,148 +43,12 @@ impl Ide {
     }
 
     async fn start_in_with(mock: &Mock, data: tempfile::TempDir, env: &[(&str, &str)]) -> Ide {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
-        super::support::serve_in(&mut command, data.path());
-        command.envs(env.iter().copied());
-        command
-            .env("RIVET_LLM_PROVIDER", "custom")
-            .env("RIVET_LLM_BASE_URL", mock.base_url())
-            .env("RIVET_LLM_MODEL", "rivet-replay");
-        let (child, addr) = super::support::spawn_serve(command).await;
-        Ide {
-            child,
-            _data: data,
-            addr,
-            http: super::support::client().build().unwrap(),
-        }
-    }
-
-    /// Kills `rivet serve` with SIGKILL (no shutdown of any kind) and
-    /// hands back its data directory.
-    async fn kill(mut self) -> tempfile::TempDir {
-        self.child.start_kill().unwrap();
-        self.child.wait().await.unwrap();
-        self._data
-    }
-
-    /// The pid of `rivet serve`.
-    fn pid(&self) -> u32 {
-        self.child.id().unwrap()
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    async fn new_project(&self) -> String {
-        let response = self.http.post(self.url("/new")).send().await.unwrap();
-        let location = response.headers()["location"].to_str().unwrap().to_owned();
-        location.trim_start_matches("/p/").to_owned()
-    }
-
-    /// Calls a server function with form fields; returns the status and body.
-    async fn call(&self, function: &str, fields: &[(&str, &str)]) -> (u16, String) {
-        let response = self
-            .http
-            .post(self.url(&format!("/api/{function}")))
-            .form(fields)
-            .send()
+        Ide::on(data)
+            .envs(env.iter().copied())
+            .provider(&mock.base_url())
+            .start()
             .await
-            .unwrap();
-        (response.status().as_u16(), response.text().await.unwrap())
     }
-
-    async fn send(&self, project: &str, text: &str) {
-        let (status, body) = self
-            .call("send_message", &[("project", project), ("text", text)])
-            .await;
-        assert_eq!(status, 200, "{body}");
-    }
-
-    /// Follows the project's feed, folding events into a state.
-    async fn feed(&self, project: &str) -> Feed {
-        let response = self
-            .http
-            .post(self.url("/api/session_feed"))
-            .form(&[("project", project)])
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 200);
-        let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            let mut lines = LineDecoder::default();
-            let mut body = response.bytes_stream();
-            while let Some(Ok(chunk)) = body.next().await {
-                for line in lines.push(&chunk) {
-                    let envelope: Envelope = serde_json::from_slice(&line).unwrap();
-                    if tx.send(envelope).is_err() {
-                        return;
-                    }
-                }
-            }
-        });
-        Feed {
-            rx,
-            state: SessionState::default(),
-            seq: 0,
-        }
-    }
-}
-
-struct Feed {
-    rx: mpsc::UnboundedReceiver<Envelope>,
-    state: SessionState,
-    seq: u64,
-}
-
-impl Feed {
-    /// Applies events until `done` holds for the state.
-    async fn until(&mut self, what: &str, done: impl Fn(&SessionState) -> bool) {
-        let deadline = tokio::time::Instant::now() + RUN_TIMEOUT;
-        while !done(&self.state) {
-            self.next(what, deadline).await;
-        }
-    }
-
-    /// Applies the next event.
-    async fn next(&mut self, what: &str, deadline: tokio::time::Instant) {
-        let envelope = tokio::time::timeout_at(deadline, self.rx.recv())
-            .await
-            .unwrap_or_else(|_| {
-                panic!(
-                    "timed out waiting for {what}; state: {:#?}",
-                    summary(&self.state)
-                )
-            })
-            .expect("the feed ended");
-        assert!(envelope.seq >= self.seq, "events arrive in order");
-        self.seq = envelope.seq;
-        self.state.apply(&envelope.event);
-    }
-}
-
-/// Each action as `kind status`, for failure messages.
-fn summary(state: &SessionState) -> Vec<String> {
-    let mut lines: Vec<String> = state
-        .artifacts
-        .iter()
-        .flat_map(|a| &a.actions)
-        .map(|e| format!("{} {:?}", e.kind.type_name(), e.status))
-        .collect();
-    lines.extend(
-        state
-            .messages
-            .iter()
-            .map(|m| format!("{} {:?}", m.id, m.status)),
-    );
-    lines.extend(
-        state
-            .alerts
-            .iter()
-            .map(|a| format!("alert {}: {}", a.title, a.detail)),
-    );
-    lines
 }
 
 /// The status of the first action of `kind` in the latest answer's artifacts.
@@ -809,7 +665,7 @@ async fn kill_9_during_npm_install_loses_no_file_or_message_and_the_answer_can_r
     .await;
     let written: Vec<String> = feed.state.files.iter().cloned().collect();
     assert!(written.iter().any(|f| f == "src/App.jsx"), "{written:?}");
-    let data_path = ide._data.path().to_owned();
+    let data_path = ide.data_dir().to_owned();
     assert!(
         !processes_naming(&data_path).is_empty(),
         "the sandbox runs while npm installs"

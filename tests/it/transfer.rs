@@ -6,7 +6,6 @@
 #![cfg(feature = "ssr")]
 
 use std::io::{Cursor, Read, Write};
-use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -16,59 +15,33 @@ use zip::write::SimpleFileOptions;
 use zip::{ZipArchive, ZipWriter};
 
 use super::llm::Mock;
+use super::support::Ide;
 
-struct Server {
-    _child: tokio::process::Child,
-    data: tempfile::TempDir,
-    addr: SocketAddr,
-    http: reqwest::Client,
+/// The one harness ([`Ide`]), with this module's calls; `url` is under `/api/v1`.
+struct Server(Ide);
+
+impl std::ops::Deref for Server {
+    type Target = Ide;
+
+    fn deref(&self) -> &Ide {
+        &self.0
+    }
 }
 
 impl Server {
     /// A server with small import limits (5 entries, 1 MiB a file, 2 MiB
     /// in all) and `env` on top.
     async fn start(mock: &Mock, env: &[(&str, String)]) -> Server {
-        let data = tempfile::tempdir().unwrap();
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
-        super::support::serve_in(&mut command, data.path());
-        command
-            .env("RIVET_LLM_PROVIDER", "custom")
-            .env("RIVET_LLM_BASE_URL", mock.base_url())
-            .env("RIVET_LLM_MODEL", "rivet-replay")
+        let ide = Ide::fresh()
+            .provider(&mock.base_url())
             .env("RIVET_IMPORT_MAX_ENTRIES", "5")
             .env("RIVET_IMPORT_MAX_FILE_MB", "1")
             .env("RIVET_IMPORT_MAX_TOTAL_MB", "2");
-        for (name, value) in env {
-            command.env(name, value);
-        }
-        let (child, addr) = super::support::spawn_serve(command).await;
-        Server {
-            _child: child,
-            data,
-            addr,
-            http: super::support::client().build().unwrap(),
-        }
+        Server(ide.envs(env.iter().map(|(k, v)| (*k, v))).start().await)
     }
 
     fn url(&self, path: &str) -> String {
-        format!("http://{}/api/v1{path}", self.addr)
-    }
-
-    async fn json(&self, request: reqwest::RequestBuilder) -> (StatusCode, Value) {
-        let response = request.send().await.unwrap();
-        let status = response.status();
-        let body = response.json().await.unwrap_or(Value::Null);
-        (status, body)
-    }
-
-    async fn create(&self, name: &str) -> String {
-        let request = self
-            .http
-            .post(self.url("/projects"))
-            .json(&json!({"name": name}));
-        let (status, body) = self.json(request).await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        body["id"].as_str().unwrap().to_owned()
+        self.0.api(path)
     }
 
     async fn put(&self, project: &str, path: &str, bytes: &[u8]) {
@@ -111,7 +84,7 @@ impl Server {
 
     /// Nothing of a refused import is left in the data directory.
     fn assert_no_staging_left(&self) {
-        let imports = self.data.path().join("imports");
+        let imports = self.data_dir().join("imports");
         let left: Vec<_> = std::fs::read_dir(&imports)
             .map(|entries| entries.map(|e| e.unwrap().path()).collect())
             .unwrap_or_default();
@@ -201,10 +174,9 @@ async fn export_streams_the_workspace_and_never_follows_its_links() {
     let project = server.create("links").await;
     server.put(&project, "src/App.jsx", b"app").await;
     let workspace = server
-        .data
-        .path()
+        .data_dir()
         .join(format!("projects/{project}/workspace"));
-    std::os::unix::fs::symlink(server.data.path().join("rivet.db"), workspace.join("db")).unwrap();
+    std::os::unix::fs::symlink(server.data_dir().join("rivet.db"), workspace.join("db")).unwrap();
     std::os::unix::fs::symlink("/etc", workspace.join("src/etc")).unwrap();
     let response = server.get(&format!("/projects/{project}/export.zip")).await;
     let length: usize = response.headers()["content-length"]
@@ -215,7 +187,7 @@ async fn export_streams_the_workspace_and_never_follows_its_links() {
     let zip = response.bytes().await.unwrap();
     assert_eq!(zip.len(), length);
     assert_eq!(unzip(&zip), [("src/App.jsx".to_owned(), b"app".to_vec())]);
-    let exports = server.data.path().join("exports");
+    let exports = server.data_dir().join("exports");
     let left: Vec<_> = std::fs::read_dir(&exports).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }
@@ -330,14 +302,14 @@ async fn zip_slip_is_refused() {
     server
         .assert_refused(zip, "unsafe_path", "src/../../evil.txt")
         .await;
-    assert!(!server.data.path().join("evil.txt").exists());
-    assert!(!server.data.path().join("projects/evil.txt").exists());
+    assert!(!server.data_dir().join("evil.txt").exists());
+    assert!(!server.data_dir().join("projects/evil.txt").exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn zip_absolute_path_is_refused() {
     let (_mock, server) = server().await;
-    let target = server.data.path().join("absolute.txt");
+    let target = server.data_dir().join("absolute.txt");
     let name = target.to_string_lossy().into_owned();
     let zip = zip_of(&[(name.as_str(), b"evil")]);
     server.assert_refused(zip, "unsafe_path", &name).await;
@@ -452,10 +424,10 @@ async fn an_oversized_body_is_refused_with_a_code() {
 #[tokio::test(flavor = "multi_thread")]
 async fn hostile_git_urls_are_refused() {
     let (_mock, server) = server().await;
-    let secret = server.data.path().join("rivet.db");
+    let secret = server.data_dir().join("rivet.db");
     for url in [
-        format!("file://{}", server.data.path().display()),
-        server.data.path().display().to_string(),
+        format!("file://{}", server.data_dir().display()),
+        server.data_dir().display().to_string(),
         "ext::sh -c touch% /tmp/rivet-pwned".to_owned(),
         "--upload-pack=touch /tmp/rivet-pwned".to_owned(),
         "ssh://example.com/repo.git".to_owned(),
@@ -487,7 +459,7 @@ fn git(dir: &Path, args: &[&str]) {
 
 /// A bare repository with one commit (a file and a link out of the
 /// project), served as static files: git's "dumb HTTP".
-async fn dumb_http_repository(root: &Path) -> SocketAddr {
+async fn dumb_http_repository(root: &Path) -> std::net::SocketAddr {
     let work = root.join("work");
     std::fs::create_dir_all(work.join("src")).unwrap();
     std::fs::write(work.join("README.md"), "# served\n").unwrap();
@@ -535,7 +507,7 @@ async fn git_import_clones_a_local_bare_repository_inside_the_sandbox() {
     // The link arrives as a plain file holding its target, never as a link.
     assert_eq!(names, ["README.md", "passwd", "src/main.js"]);
     assert_eq!(files[1].1, b"/etc/passwd");
-    let workspace = server.data.path().join(format!("projects/{id}/workspace"));
+    let workspace = server.data_dir().join(format!("projects/{id}/workspace"));
     assert!(workspace.join(".git").is_dir());
     assert!(!workspace.join(".rivet-clone").exists());
     // Cloned by the sandbox's user: a root IDE runs sandboxes as

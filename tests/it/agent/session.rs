@@ -4,19 +4,14 @@
 //! steps arrive on the same feed the browser reads, and confirmations are
 //! answered through `POST /api/v1/projects/{id}/approvals/{step_id}`.
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use futures::StreamExt;
-use rivet::runtime::session::{
-    AgentStep, Envelope, LineDecoder, Message, MessageStatus, Mode, SessionState, StepStatus,
-};
+use rivet::runtime::session::{AgentStep, Message, MessageStatus, Mode, SessionState, StepStatus};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use super::super::llm::Mock;
-use super::super::support;
+use super::super::support::{Feed, Ide};
 
 mod window;
 
@@ -87,150 +82,38 @@ fn scripts(dir: &Path) {
     std::fs::write(dir.join("greet.txt"), greet).unwrap();
 }
 
-struct Ide {
-    child: tokio::process::Child,
-    data: tempfile::TempDir,
-    addr: SocketAddr,
-    http: reqwest::Client,
+/// The agent tests' start of the one harness: answers from `mock`, in
+/// agent mode, with no fix loop.
+async fn agent_ide(mock: &Mock, data: tempfile::TempDir, env: &[(&str, &str)]) -> Ide {
+    Ide::on(data)
+        .envs(env.iter().copied())
+        .provider(&mock.base_url())
+        .env("RIVET_AGENT_DEFAULT_MODE", "agent")
+        .env("RIVET_FIX_ENABLED", "false")
+        .start()
+        .await
 }
 
+/// The agent tests' own calls.
 impl Ide {
-    async fn start(mock: &Mock, data: tempfile::TempDir) -> Ide {
-        Ide::start_with(mock, data, &[]).await
-    }
-
-    /// Like [`Ide::start`], with more configuration variables.
-    async fn start_with(mock: &Mock, data: tempfile::TempDir, env: &[(&str, &str)]) -> Ide {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
-        support::serve_in(&mut command, data.path());
-        command.envs(env.iter().copied());
-        command
-            .env("RIVET_LLM_PROVIDER", "custom")
-            .env("RIVET_LLM_BASE_URL", mock.base_url())
-            .env("RIVET_LLM_MODEL", "rivet-replay")
-            .env("RIVET_AGENT_DEFAULT_MODE", "agent")
-            .env("RIVET_FIX_ENABLED", "false");
-        let (child, addr) = support::spawn_serve(command).await;
-        Ide {
-            child,
-            data,
-            addr,
-            http: support::client().build().unwrap(),
-        }
-    }
-
-    async fn stop(mut self) -> tempfile::TempDir {
-        self.child.start_kill().unwrap();
-        self.child.wait().await.unwrap();
-        self.data
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    async fn new_project(&self) -> String {
-        let response = self
-            .http
-            .post(self.url("/api/v1/projects"))
-            .json(&json!({"name": "agent"}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 201);
-        let project: Value = response.json().await.unwrap();
-        project["id"].as_str().unwrap().to_owned()
-    }
-
-    async fn call(&self, function: &str, fields: &[(&str, &str)]) -> (u16, String) {
-        let response = self
-            .http
-            .post(self.url(&format!("/api/{function}")))
-            .form(fields)
-            .send()
-            .await
-            .unwrap();
-        (response.status().as_u16(), response.text().await.unwrap())
-    }
-
-    async fn send(&self, project: &str, text: &str) {
-        let (status, body) = self
-            .call("send_message", &[("project", project), ("text", text)])
-            .await;
-        assert_eq!(status, 200, "{body}");
-    }
-
     /// Answers a waiting step through the HTTP API; the status and body.
     async fn decide(&self, project: &str, step_id: &str, decision: &str) -> (u16, Value) {
-        let response = self
-            .http
-            .post(self.url(&format!("/api/v1/projects/{project}/approvals/{step_id}")))
-            .json(&json!({"decision": decision}))
-            .send()
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
+        let url = self.api(&format!("/projects/{project}/approvals/{step_id}"));
+        let request = self.http.post(url).json(&json!({"decision": decision}));
+        let (status, body) = self.json(request).await;
+        (status.as_u16(), body)
     }
 
-    async fn file(&self, project: &str, path: &str) -> (u16, String) {
-        let response = self
-            .http
-            .get(self.url(&format!("/api/v1/projects/{project}/files/{path}")))
-            .send()
-            .await
-            .unwrap();
+    /// A project's file through the HTTP API: its status and text.
+    async fn file_text(&self, project: &str, path: &str) -> (u16, String) {
+        let url = self.api(&format!("/projects/{project}/files/{path}"));
+        let response = self.http.get(url).send().await.unwrap();
         (response.status().as_u16(), response.text().await.unwrap())
     }
-
-    async fn feed(&self, project: &str) -> Feed {
-        let response = self
-            .http
-            .post(self.url("/api/session_feed"))
-            .form(&[("project", project)])
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 200);
-        let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            let mut lines = LineDecoder::default();
-            let mut body = response.bytes_stream();
-            while let Some(Ok(chunk)) = body.next().await {
-                for line in lines.push(&chunk) {
-                    let envelope: Envelope = serde_json::from_slice(&line).unwrap();
-                    if tx.send(envelope).is_err() {
-                        return;
-                    }
-                }
-            }
-        });
-        Feed {
-            rx,
-            state: SessionState::default(),
-        }
-    }
 }
 
-struct Feed {
-    rx: mpsc::UnboundedReceiver<Envelope>,
-    state: SessionState,
-}
-
+/// The agent tests' waits on the one feed.
 impl Feed {
-    async fn until(&mut self, what: &str, done: impl Fn(&SessionState) -> bool) {
-        let deadline = tokio::time::Instant::now() + TIMEOUT;
-        while !done(&self.state) {
-            let envelope = tokio::time::timeout_at(deadline, self.rx.recv())
-                .await
-                .unwrap_or_else(|_| {
-                    panic!("timed out waiting for {what}: {:#?}", self.state.messages)
-                })
-                .expect("the feed ended");
-            self.state.apply(&envelope.event);
-        }
-    }
-
     /// Waits for the next step that waits for approval.
     async fn waiting(&mut self) -> AgentStep {
         self.until("a step waiting for approval", |s| waiting_step(s).is_some())
@@ -278,14 +161,14 @@ async fn setup() -> (tempfile::TempDir, Mock, Ide) {
     let dir = tempfile::tempdir().unwrap();
     scripts(dir.path());
     let mock = Mock::start_with(dir.path(), &[]);
-    let ide = Ide::start(&mock, tempfile::tempdir().unwrap()).await;
+    let ide = agent_ide(&mock, tempfile::tempdir().unwrap(), &[]).await;
     (dir, mock, ide)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agent_builds_the_todo_app_with_each_step_approved_through_the_http_api() {
     let (_scripts, mock, ide) = setup().await;
-    let project = ide.new_project().await;
+    let project = ide.create("agent").await;
     let mut feed = ide.feed(&project).await;
     ide.send(&project, "build a todo app").await;
 
@@ -328,7 +211,7 @@ async fn the_agent_builds_the_todo_app_with_each_step_approved_through_the_http_
     assert_eq!(previews[2], "$ node --check server.js && cat index.html");
 
     assert_eq!(
-        ide.file(&project, "index.html").await,
+        ide.file_text(&project, "index.html").await,
         (200, "<h1>Todos</h1>\n".to_owned())
     );
     assert!(
@@ -361,13 +244,13 @@ async fn the_agent_builds_the_todo_app_with_each_step_approved_through_the_http_
     );
     let (status, body) = ide.decide(&project, done, "maybe").await;
     assert_eq!((status, body["code"].as_str()), (400, Some("invalid_json")));
-    ide.stop().await;
+    ide.kill().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_denied_write_file_leaves_the_file_untouched_and_the_next_step_sees_the_denial() {
     let (_scripts, mock, ide) = setup().await;
-    let project = ide.new_project().await;
+    let project = ide.create("agent").await;
     let put = ide
         .http
         .put(ide.url(&format!("/api/v1/projects/{project}/files/notes.txt")))
@@ -420,17 +303,17 @@ async fn a_denied_write_file_leaves_the_file_untouched_and_the_next_step_sees_th
     );
     assert!(message.text().contains("notes.txt stays as it is"));
     assert_eq!(
-        ide.file(&project, "notes.txt").await,
+        ide.file_text(&project, "notes.txt").await,
         (200, "keep me\n".to_owned())
     );
-    ide.stop().await;
+    ide.kill().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pending_confirmation_is_shown_to_a_reopened_tab_which_can_answer_it_and_a_restart_keeps_the_steps()
  {
     let (_scripts, mock, ide) = setup().await;
-    let project = ide.new_project().await;
+    let project = ide.create("agent").await;
     let mut first = ide.feed(&project).await;
     ide.send(&project, "overwrite notes").await;
     let waiting = first.waiting().await;
@@ -447,11 +330,14 @@ async fn a_pending_confirmation_is_shown_to_a_reopened_tab_which_can_answer_it_a
         [("write_file".to_owned(), StepStatus::Done)]
     );
     assert!(reopened.state.always_allowed.contains("write_file"));
-    assert_eq!(ide.file(&project, "notes.txt").await.1, "overwritten\n");
+    assert_eq!(
+        ide.file_text(&project, "notes.txt").await.1,
+        "overwritten\n"
+    );
 
     // After a restart the stored events show the same run, mode and choice.
-    let data = ide.stop().await;
-    let ide = Ide::start(&mock, data).await;
+    let data = ide.kill().await;
+    let ide = agent_ide(&mock, data, &[]).await;
     let mut after = ide.feed(&project).await;
     after
         .until("the restored conversation", |s| !s.messages.is_empty())
@@ -471,14 +357,14 @@ async fn a_pending_confirmation_is_shown_to_a_reopened_tab_which_can_answer_it_a
         steps(&message),
         [("write_file".to_owned(), StepStatus::Done)]
     );
-    assert_eq!(ide.file(&project, "notes.txt").await.1, "again\n");
-    ide.stop().await;
+    assert_eq!(ide.file_text(&project, "notes.txt").await.1, "again\n");
+    ide.kill().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_refuses_tools_gets_the_message_in_build_mode_with_a_notice() {
     let (_scripts, mock, ide) = setup().await;
-    let project = ide.new_project().await;
+    let project = ide.create("agent").await;
     mock.faults(json!({"status": 400, "message": "this model does not support tools"}))
         .await;
     let mut feed = ide.feed(&project).await;
@@ -497,13 +383,13 @@ async fn a_model_that_refuses_tools_gets_the_message_in_build_mode_with_a_notice
         .call("conversation_mode", &[("project", &project)])
         .await;
     assert_eq!((status, body.as_str()), (200, "\"build\""));
-    ide.stop().await;
+    ide.kill().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_during_a_pending_confirmation_ends_the_run_without_running_the_step() {
     let (_scripts, _mock, ide) = setup().await;
-    let project = ide.new_project().await;
+    let project = ide.create("agent").await;
     let mut feed = ide.feed(&project).await;
     ide.send(&project, "overwrite notes").await;
     let step = feed.waiting().await;
@@ -517,19 +403,19 @@ async fn stop_during_a_pending_confirmation_ends_the_run_without_running_the_ste
     );
     let end = message.agent.and_then(|run| run.end);
     assert_eq!(end.as_deref(), Some("Stopped by the user."));
-    assert_eq!(ide.file(&project, "notes.txt").await.0, 404);
+    assert_eq!(ide.file_text(&project, "notes.txt").await.0, 404);
     let (status, body) = ide.decide(&project, &step.id, "approve").await;
     assert_eq!(
         (status, body["code"].as_str()),
         (409, Some("step_not_waiting"))
     );
-    ide.stop().await;
+    ide.kill().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mode_is_switched_per_conversation_and_an_unknown_mode_is_refused() {
     let (_scripts, _mock, ide) = setup().await;
-    let project = ide.new_project().await;
+    let project = ide.create("agent").await;
     let (_, body) = ide
         .call("conversation_mode", &[("project", &project)])
         .await;
@@ -558,7 +444,7 @@ async fn the_mode_is_switched_per_conversation_and_an_unknown_mode_is_refused() 
     let message = feed.finished().await;
     assert!(message.agent.is_none());
     assert!(message.text().contains("Hello from Build mode."));
-    ide.stop().await;
+    ide.kill().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -567,18 +453,14 @@ async fn with_auto_approve_no_step_waits_and_approvals_of_an_unknown_project_are
     scripts(dir.path());
     let mock = Mock::start_with(dir.path(), &[]);
     let env = [("RIVET_AGENT_AUTO_APPROVE", "true")];
-    let ide = Ide::start_with(&mock, tempfile::tempdir().unwrap(), &env).await;
-    let project = ide.new_project().await;
+    let ide = agent_ide(&mock, tempfile::tempdir().unwrap(), &env).await;
+    let project = ide.create("agent").await;
     let mut feed = ide.feed(&project).await;
     ide.send(&project, "write the notes again").await;
     let deadline = tokio::time::Instant::now() + TIMEOUT;
     let mut waited = false;
     while !answer(&feed.state).is_some_and(|m| m.status.is_final()) {
-        let envelope = tokio::time::timeout_at(deadline, feed.rx.recv())
-            .await
-            .expect("the run ends")
-            .expect("the feed ended");
-        feed.state.apply(&envelope.event);
+        feed.next("the run's end", deadline).await;
         waited |= waiting_step(&feed.state).is_some();
     }
     assert!(!waited, "a step waited despite agent.auto_approve");
@@ -588,7 +470,7 @@ async fn with_auto_approve_no_step_waits_and_approvals_of_an_unknown_project_are
         [("write_file".to_owned(), StepStatus::Done)]
     );
     assert_eq!(
-        ide.file(&project, "notes.txt").await,
+        ide.file_text(&project, "notes.txt").await,
         (200, "again\n".to_owned())
     );
     let (status, body) = ide.decide("nosuchproject", "m2-1-1", "approve").await;
@@ -596,13 +478,13 @@ async fn with_auto_approve_no_step_waits_and_approvals_of_an_unknown_project_are
         (status, body["code"].as_str()),
         (404, Some("project_not_found"))
     );
-    ide.stop().await;
+    ide.kill().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_commands_output_is_shown_on_its_step_before_the_step_ends() {
     let (_scripts, mock, ide) = setup().await;
-    let project = ide.new_project().await;
+    let project = ide.create("agent").await;
     let mut feed = ide.feed(&project).await;
     ide.send(&project, "run the slow output command").await;
     let step = feed.waiting().await;
@@ -658,5 +540,5 @@ async fn a_running_commands_output_is_shown_on_its_step_before_the_step_ends() {
     let terminal = &feed.state.terminal;
     assert_eq!(terminal.matches("first-line").count(), 2, "{terminal:?}");
     assert_eq!(terminal.matches("second-line").count(), 2, "{terminal:?}");
-    ide.stop().await;
+    ide.kill().await;
 }

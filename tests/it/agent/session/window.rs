@@ -36,8 +36,8 @@ async fn an_agent_run_fits_a_small_window_by_leaving_out_old_results_and_finishe
         &["--context-length", WINDOW, "--context-limit", WINDOW],
     );
     let env = [("RIVET_AGENT_AUTO_APPROVE", "true")];
-    let ide = Ide::start_with(&mock, tempfile::tempdir().unwrap(), &env).await;
-    let project = ide.new_project().await;
+    let ide = agent_ide(&mock, tempfile::tempdir().unwrap(), &env).await;
+    let project = ide.create("agent").await;
     let mut feed = ide.feed(&project).await;
     ide.send(&project, "write the big files").await;
     let message = feed.finished().await;
@@ -71,7 +71,7 @@ async fn an_agent_run_fits_a_small_window_by_leaving_out_old_results_and_finishe
     );
     assert!(last.iter().any(|m| m.contains("write the big files")));
     assert_eq!(
-        ide.file(&project, "two.txt").await,
+        ide.file_text(&project, "two.txt").await,
         (200, "a line of the two file\n".repeat(160))
     );
 }
