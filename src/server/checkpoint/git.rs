@@ -88,6 +88,9 @@ pub struct Repo {
     git_dir: PathBuf,
     work_tree: PathBuf,
     author: Author,
+    /// The skipped folders stay out of its commits (checkpoints); off for a
+    /// published site, whose build may hold a `build/` or `dist/` folder.
+    skips: bool,
 }
 
 impl Repo {
@@ -96,7 +99,15 @@ impl Repo {
             git_dir: git_dir.into(),
             work_tree: work_tree.into(),
             author: Author::default(),
+            skips: true,
         }
+    }
+
+    /// The same repository, committing every file of its work tree: no
+    /// folder is left out as a checkpoint leaves out build output.
+    pub fn with_every_folder(mut self) -> Repo {
+        self.skips = false;
+        self
     }
 
     /// The same repository, its commits written by `author`.
@@ -199,7 +210,10 @@ impl Repo {
                 return Err(self.failure("init", &output.stderr));
             }
         }
-        self.write_excludes()
+        if self.skips {
+            self.write_excludes()?;
+        }
+        Ok(())
     }
 
     /// The folders the IDE never looks into stay out of checkpoints too

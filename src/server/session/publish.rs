@@ -253,7 +253,10 @@ async fn run(runtime: &dyn Runtime, command: &str, timeout: Duration) -> Result<
     Err(PublishError::BuildFailed(format!("`{command}` failed ({why}):\n{}", said.trim())).into())
 }
 
-/// Copies every file under `root` but hidden ones (`.env`, `.git`…).
+/// Copies every file under `root` into the version, folder by folder, but
+/// what a site never holds ([`kept_in_site`]). It reads each folder itself,
+/// not the project's listing: the listing leaves out the insides of
+/// `build/`, `dist/` and the like, which a built site may well have.
 async fn copy(
     runtime: &dyn Runtime,
     root: &str,
@@ -264,27 +267,46 @@ async fn copy(
     } else {
         format!("{root}/")
     };
-    for entry in runtime.list_tree(root).await? {
-        let Some(relative) = entry.path.strip_prefix(&prefix) else {
-            continue;
-        };
-        let hidden = relative.split('/').any(|part| part.starts_with('.'));
-        if entry.kind != EntryKind::File || hidden || skipped(relative) {
-            continue;
+    let mut folders = vec![root.to_owned()];
+    while let Some(folder) = folders.pop() {
+        for entry in runtime.list(&folder).await? {
+            let Some(relative) = entry.path.strip_prefix(&prefix) else {
+                continue;
+            };
+            let name = relative.rsplit('/').next().unwrap_or(relative);
+            if !kept_in_site(name) {
+                continue;
+            }
+            match entry.kind {
+                EntryKind::Dir => folders.push(entry.path),
+                EntryKind::File => add(runtime, &entry.path, relative, writer).await?,
+                _ => {}
+            }
         }
-        let content = match runtime.read_file(&entry.path).await {
-            Ok(content) => content,
-            // Removed since the listing: not part of the site.
-            Err(RuntimeError::NotFound { .. }) => continue,
-            Err(error) => return Err(error.into()),
-        };
-        writer.add(relative, &content)?;
     }
     Ok(())
 }
 
-/// Files inside a skipped folder (`node_modules`…), which a listing names
-/// but a site never holds.
-fn skipped(relative: &str) -> bool {
-    crate::runtime::tree::is_skipped_path(relative)
+/// Adds one file of the build's output to the version.
+async fn add(
+    runtime: &dyn Runtime,
+    path: &str,
+    relative: &str,
+    writer: &mut VersionWriter,
+) -> Result<(), ApiError> {
+    match runtime.read_file(path).await {
+        Ok(content) => Ok(writer.add(relative, &content)?),
+        // Removed since the listing: not part of the site.
+        Err(RuntimeError::NotFound { .. }) => Ok(()),
+        Err(error) => Err(error.into()),
+    }
 }
+
+/// Whether a file or folder of this name goes into a site: not hidden ones
+/// (`.env`, `.git`…) and not dependencies.
+fn kept_in_site(name: &str) -> bool {
+    !name.starts_with('.') && name != "node_modules" && name != "bower_components"
+}
+
+#[cfg(test)]
+mod tests;

@@ -29,6 +29,24 @@ async fn a_snapshot_commits_the_files_and_skips_dependencies_and_build_output() 
     assert_eq!(repo.read(&commit, "index.html").await.unwrap(), b"v1");
 }
 
+/// A published site's pages branch: its `build/` and `dist/` folders are
+/// the site's own files.
+#[tokio::test]
+async fn a_repo_with_every_folder_commits_build_output_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path()).with_every_folder();
+    write(dir.path(), "index.html", "site");
+    write(dir.path(), "build/app.js", "app");
+    write(dir.path(), "assets/dist/style.css", "css");
+    let commit = repo.snapshot("pages").await.unwrap();
+    let mut files = repo.files(&commit).await.unwrap();
+    files.sort();
+    assert_eq!(
+        files,
+        ["assets/dist/style.css", "build/app.js", "index.html"]
+    );
+}
+
 #[tokio::test]
 async fn an_unchanged_work_tree_reuses_the_latest_commit() {
     let dir = tempfile::tempdir().unwrap();

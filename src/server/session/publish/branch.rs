@@ -54,7 +54,8 @@ async fn push_version(
     copy_site(&state.sites.version_dir(project, live), &tree)?;
     let git = &state.config.git;
     let repo = Repo::new(scratch.join("pages.git"), &tree)
-        .with_author(Author::new(&git.author_name, &git.author_email));
+        .with_author(Author::new(&git.author_name, &git.author_email))
+        .with_every_folder();
     let credentials = super::super::remote::credentials(remote);
     let parent = repo.fetch(&remote.url, branch, credentials).await?;
     if let Some(parent) = &parent {
