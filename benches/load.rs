@@ -26,7 +26,8 @@
 //!
 //! `cargo bench --profile release --no-default-features --features ssr
 //! --bench load` (needs bwrap; all traffic on 127.0.0.1; not part of the
-//! test suite). It prints Markdown tables.
+//! test suite). It prints Markdown tables. `RIVET_LOAD_BIN` names another
+//! `rivet` binary to measure instead of the one built with the bench.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -238,7 +239,11 @@ struct Ide {
 impl Ide {
     async fn start(base_url: &str) -> Ide {
         let data = tempfile::tempdir().unwrap();
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"));
+        // RIVET_LOAD_BIN measures another build of the server (an earlier
+        // commit's, say) with the same clients, in the same run.
+        let bin = std::env::var_os("RIVET_LOAD_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_rivet").into());
+        let mut command = tokio::process::Command::new(bin);
         support::serve_in(&mut command, data.path());
         command
             .env("RIVET_LLM_PROVIDER", "custom")

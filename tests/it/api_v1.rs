@@ -11,7 +11,7 @@ use super::llm::Mock;
 use super::support::Ide;
 
 /// The one harness ([`Ide`]), with this module's calls; `url` is under `/api/v1`.
-pub(crate) struct Server(pub(crate) Ide);
+pub(crate) struct Server(Ide);
 
 impl std::ops::Deref for Server {
     type Target = Ide;
