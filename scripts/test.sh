@@ -65,22 +65,11 @@ cp target/release/hash.txt target/ci/hash.txt
 step "First load: WASM and glue at most 400,000 bytes gzip"
 ./scripts/bundle-size.sh --max 400000
 
-step "Rust tests, and clippy for the WASM client beside them"
-# The integration tests mostly wait on real processes (npm, servers), so
-# the client's lint runs beside them; in a target directory of its own, so
-# neither waits for the other's lock. Its log follows the tests'.
-lint_log="$ROOT/target/wasm-clippy.log"
-CARGO_TARGET_DIR="$ROOT/target/wasm-clippy" \
-  cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings \
-  >"$lint_log" 2>&1 &
-lint=$!
-tests=0
-env "${clippy_env[@]}" cargo test "${profile[@]}" --no-default-features --features ssr || tests=$?
-lint_status=0
-wait "$lint" || lint_status=$?
 step "clippy (WASM client)"
-cat "$lint_log"
-if [ "$tests" -ne 0 ] || [ "$lint_status" -ne 0 ]; then exit 1; fi
+cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings
+
+step "Rust tests"
+env "${clippy_env[@]}" cargo test "${profile[@]}" --no-default-features --features ssr
 
 step "Browser tests (Playwright on Debian's Chromium)"
 RIVET_E2E_BIN="$ROOT/target/ci/rivet" npx playwright test --config end2end/playwright.config.ts
