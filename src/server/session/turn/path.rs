@@ -15,8 +15,12 @@ pub trait AnswerPath: Send + Sync {
     /// server parses the answer.
     fn takes_tools(&self) -> bool;
 
-    /// A piece of the answer's text.
-    fn text(&self, project: &ProjectHandle, message_id: &str, parser: &mut Parser, text: &str);
+    /// A piece of the answer's text: parsed here, unless the path says
+    /// otherwise.
+    fn text(&self, project: &ProjectHandle, message_id: &str, parser: &mut Parser, text: &str) {
+        let events: Vec<Event> = parser.push(text).collect();
+        self.events(project, message_id, events);
+    }
 
     /// Actions the model gave as tool calls, parsed as the tags they stand for.
     fn given(
@@ -32,7 +36,9 @@ pub trait AnswerPath: Send + Sync {
 
     /// The answer ended (`stopped`: the person stopped it): held-back text
     /// is shown, and an action still open is closed as truncated.
-    fn end(&self, project: &ProjectHandle, message_id: &str, parser: Parser, stopped: bool);
+    fn end(&self, project: &ProjectHandle, message_id: &str, parser: Parser, _stopped: bool) {
+        self.events(project, message_id, parser.finish());
+    }
 
     /// The parser's events, wherever this path sends them.
     fn events(&self, project: &ProjectHandle, message_id: &str, events: Vec<Event>);
@@ -57,15 +63,6 @@ pub struct ServerRunner;
 impl AnswerPath for ServerRunner {
     fn takes_tools(&self) -> bool {
         true
-    }
-
-    fn text(&self, project: &ProjectHandle, message_id: &str, parser: &mut Parser, text: &str) {
-        let events: Vec<Event> = parser.push(text).collect();
-        self.events(project, message_id, events);
-    }
-
-    fn end(&self, project: &ProjectHandle, message_id: &str, parser: Parser, _stopped: bool) {
-        self.events(project, message_id, parser.finish());
     }
 
     fn events(&self, project: &ProjectHandle, message_id: &str, events: Vec<Event>) {
@@ -107,15 +104,6 @@ pub struct Planned;
 impl AnswerPath for Planned {
     fn takes_tools(&self) -> bool {
         false
-    }
-
-    fn text(&self, project: &ProjectHandle, message_id: &str, parser: &mut Parser, text: &str) {
-        let events: Vec<Event> = parser.push(text).collect();
-        self.events(project, message_id, events);
-    }
-
-    fn end(&self, project: &ProjectHandle, message_id: &str, parser: Parser, _stopped: bool) {
-        self.events(project, message_id, parser.finish());
     }
 
     fn events(&self, project: &ProjectHandle, message_id: &str, events: Vec<Event>) {
