@@ -53,6 +53,7 @@ fn manager(dir: &Path) -> Arc<SandboxManager> {
         config,
         helper_exe: PathBuf::from(env!("CARGO_BIN_EXE_rivet")),
         isolation: Isolation::Bubblewrap,
+        database_socket: None,
     });
     manager.check().expect("bwrap works here");
     manager

@@ -24,6 +24,7 @@ fn new_manager(dir: &std::path::Path, network: NetworkMode) -> Arc<SandboxManage
         config,
         helper_exe: PathBuf::from(env!("CARGO_BIN_EXE_rivet")),
         isolation: Isolation::Bubblewrap,
+        database_socket: None,
     };
     let manager = SandboxManager::new(settings);
     manager.check().expect("bwrap works here");

@@ -4,6 +4,7 @@
 
 pub mod action;
 pub mod build_result;
+pub mod database;
 pub mod error;
 pub mod host;
 pub mod kind;

@@ -9,6 +9,7 @@ pub mod atomic;
 pub mod checkpoint;
 pub mod cli;
 pub mod config;
+pub mod database;
 pub mod errors;
 pub mod host_tools;
 pub mod http;

@@ -51,6 +51,8 @@ pub enum Stage {
     /// file with code left out, cut off) or failed (an edit whose SEARCH
     /// does not match).
     Action,
+    /// A `supabase` action's migration or query the database refused.
+    Database,
 }
 
 impl Stage {
@@ -81,6 +83,7 @@ impl Stage {
             Stage::PageError => "the page threw an error",
             Stage::ConsoleError => "the page logged an error",
             Stage::Action => "an action could not be carried out",
+            Stage::Database => "the database refused a migration or query",
         }
     }
 }

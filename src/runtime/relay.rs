@@ -74,6 +74,7 @@ pub fn reportable(event: &SessionEvent) -> bool {
         event,
         SessionEvent::Protocol { .. }
             | SessionEvent::ActionStatus { .. }
+            | SessionEvent::QueryResult { .. }
             | SessionEvent::FileWritten { .. }
             | SessionEvent::FileRemoved { .. }
             | SessionEvent::Terminal { .. }

@@ -24,6 +24,7 @@
 //! The runner does not spawn tasks itself: its owner gives it a spawner, the
 //! server a tokio one and the browser `spawn_local`.
 
+mod database;
 mod early;
 #[cfg(test)]
 mod fake;
@@ -45,6 +46,7 @@ use self::early::{Early, Prelude};
 use self::output::OutputTail;
 use crate::runtime::action::{ValidatedAction, apply_blocks, validate};
 use crate::runtime::build_result::{BuildResult, Stage};
+use crate::runtime::database::Database;
 use crate::runtime::host::{
     CommandSpec, EventStream, ExitStatus, PortEvent, Process, PtySize, Runtime,
 };
@@ -108,6 +110,8 @@ pub use callbacks::{ClosePreview, OpenPreview, PreviewUrl, Sink, Sleeper, Spawne
 #[derive(Clone)]
 pub struct RunnerContext {
     pub runtime: Arc<dyn Runtime>,
+    /// Where `supabase` actions run.
+    pub database: Arc<dyn Database>,
     /// Receives every event the runner produces.
     pub sink: Sink,
     /// Runs background work (the queue, dev-server watchers).
@@ -404,10 +408,12 @@ impl Runner {
                 self.run_shell(&job, &command).await
             }
             ValidatedAction::Start { command } => return self.start(&job, &command).await,
-            ValidatedAction::Supabase { .. } => Err(
-                "Supabase actions need a Supabase connection, which this project does not have"
-                    .to_owned(),
-            ),
+            ValidatedAction::Supabase {
+                operation,
+                path,
+                sql,
+                ..
+            } => self.supabase(&job, operation, path, &sql).await,
         };
         let status = match result {
             Ok(()) => ActionStatus::Complete,

@@ -26,6 +26,17 @@ pub struct Config {
     pub budget: BudgetConfig,
     pub git: GitConfig,
     pub publish: PublishConfig,
+    pub database: DatabaseConfig,
+}
+
+/// The projects' databases (`[database]`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseConfig {
+    /// An existing server's admin URL; empty: Rivet runs its own.
+    pub url: String,
+    /// Where PostgreSQL's programs are; empty: found.
+    pub bin_dir: String,
 }
 
 /// Published sites (`[publish]`): where they are served and how large one

@@ -29,7 +29,7 @@ mod terminal;
 mod watch;
 mod wire;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -70,6 +70,9 @@ pub struct SandboxSettings {
     /// Rivet's own binary, which runs as the helper inside each sandbox.
     pub helper_exe: PathBuf,
     pub isolation: Isolation,
+    /// The database server's socket folder, mounted read-only at
+    /// `/run/postgresql` (`crate::server::database`).
+    pub database_socket: Option<PathBuf>,
 }
 
 impl SandboxSettings {
@@ -86,6 +89,7 @@ impl SandboxSettings {
             } else {
                 Isolation::Bubblewrap
             },
+            database_socket: crate::server::database::socket_dir(config),
         }
     }
 }
@@ -112,6 +116,9 @@ pub enum SandboxError {
 
 /// Called with a project that is being closed.
 pub type ProjectClosed = Box<dyn Fn(&ProjectId) + Send + Sync>;
+/// Variables a host service gives a project's processes (its database's
+/// address and password), handled like its secrets.
+pub type ProjectEnv = Box<dyn Fn(&ProjectId) -> BTreeMap<String, String> + Send + Sync>;
 
 pub struct SandboxManager {
     settings: SandboxSettings,
@@ -125,6 +132,8 @@ pub struct SandboxManager {
     on_quota: Mutex<Vec<QuotaExceeded>>,
     /// The projects' secrets, which every process started gets.
     secrets: SecretStore,
+    /// More variables for every process started, from host services.
+    project_env: Mutex<Vec<ProjectEnv>>,
 }
 
 impl SandboxManager {
@@ -139,7 +148,36 @@ impl SandboxManager {
             closing: AtomicBool::new(false),
             on_close: Mutex::new(Vec::new()),
             on_quota: Mutex::new(Vec::new()),
+            project_env: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Has `source`'s variables given to every process a project starts,
+    /// masked in its output like the project's secrets.
+    pub fn add_project_env(&self, source: ProjectEnv) {
+        self.project_env
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(source);
+    }
+
+    /// The project's secrets, then its services' variables (which replace
+    /// a secret of the same name): what its processes get and what their
+    /// output is masked for.
+    pub fn process_secrets(
+        &self,
+        project: &ProjectId,
+    ) -> Result<BTreeMap<String, String>, crate::server::secrets::SecretError> {
+        let mut values = self.secrets.values(project)?;
+        for source in self
+            .project_env
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            values.extend(source(project));
+        }
+        Ok(values)
     }
 
     /// Has `hook` called whenever a project is closed (and at shutdown).

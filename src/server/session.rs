@@ -131,7 +131,8 @@ impl OpenProjects {
             state.store.clone(),
         ));
         let previews = state.preview_ports.hooks(id);
-        let handle = ProjectHandle::new(id.clone(), session, runtime, previews);
+        let database = state.databases.for_project(id);
+        let handle = ProjectHandle::new(id.clone(), session, runtime, database, previews);
         let mut handles = self.handles.lock().unwrap_or_else(|p| p.into_inner());
         *handle.conversation() = conversation;
         let checkpoints = crate::server::checkpoint::Checkpoints::for_project(state, id);

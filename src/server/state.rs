@@ -35,6 +35,8 @@ pub struct AppState {
     pub remotes: crate::server::remote::RemoteStore,
     /// Each project's published versions (`<data_dir>/published`).
     pub sites: crate::server::publish::Sites,
+    /// Each project's PostgreSQL database.
+    pub databases: Arc<crate::server::database::Databases>,
 }
 
 impl AppState {
@@ -57,6 +59,9 @@ impl AppState {
         let access = Arc::new(Access::new_or_closed(&config.server));
         let open_projects = Arc::new(OpenProjects::default());
         sandbox.on_quota_exceeded(quota_alert(Arc::downgrade(&open_projects)));
+        let databases = crate::server::database::Databases::new(&config);
+        let env_of = Arc::clone(&databases);
+        sandbox.add_project_env(Box::new(move |project| env_of.env(project)));
         AppState {
             preview_ports: PreviewPorts::new(ide, Arc::clone(&sandbox), Arc::clone(&access)),
             access,
@@ -65,6 +70,7 @@ impl AppState {
             store: Store::new(&config.server.data_dir, config.runtime.default),
             remotes: crate::server::remote::RemoteStore::new(&config.server.data_dir),
             sites: crate::server::publish::Sites::new(&config.server.data_dir),
+            databases,
             llm: Arc::new(LlmService::new(config.clone())),
             config,
             sandbox,

@@ -52,6 +52,7 @@ fn sandbox(data_dir: &std::path::Path) -> Arc<SandboxManager> {
         config,
         helper_exe: PathBuf::from(env!("CARGO_BIN_EXE_rivet")),
         isolation: Isolation::Bubblewrap,
+        database_socket: None,
     });
     manager.check().unwrap();
     manager

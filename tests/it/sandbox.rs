@@ -33,6 +33,7 @@ fn settings(data_dir: &Path, tweak: impl FnOnce(&mut SandboxConfig)) -> SandboxS
         config,
         helper_exe: PathBuf::from(env!("CARGO_BIN_EXE_rivet")),
         isolation: Isolation::Bubblewrap,
+        database_socket: None,
     }
 }
 

@@ -23,6 +23,7 @@ use super::runtime::{WebContainerRuntime, error_text, sleep};
 use crate::app::browser_runtime::{browser_answers, browser_files, mirror_file, report_events};
 use crate::app::page_report::preview_message::PreviewMessage;
 use crate::app::page_report::{origin_of, send as send_page_report};
+use crate::runtime::database::NoDatabase;
 use crate::runtime::host::{
     CommandSpec, DirEntry, EventStream, FsEvent, PortEvent, Process, PtySize, Runtime, RuntimeError,
 };
@@ -221,6 +222,9 @@ fn runner(
     let sink = outbox.clone();
     Runner::new(RunnerContext {
         runtime: Arc::clone(mirrored),
+        database: Arc::new(NoDatabase(
+            "a project's database is reached by its server code in the sandbox runtime; this project runs in the browser, where no database is available (switch it to the sandbox runtime in the settings to use one)".to_owned(),
+        )),
         sink: Arc::new(move |event| {
             let _ = sink.unbounded_send(event);
         }),

@@ -12,6 +12,8 @@ use futures::task::LocalSpawnExt;
 use futures::{FutureExt, StreamExt};
 
 use super::{PreviewHooks, Runner, RunnerContext, Task};
+use crate::runtime::database::fake::FakeDatabase;
+use crate::runtime::database::{Database, QueryResult};
 use crate::runtime::host::Runtime;
 use crate::runtime::host::fake::{FakeRuntime, Script};
 use crate::runtime::protocol::{Event, Parser};
@@ -63,6 +65,8 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct Harness {
     /// Commands no script matches exit 0 at once.
     pub runtime: FakeRuntime,
+    /// Where `supabase` actions run.
+    pub database: Arc<FakeDatabase>,
     pub runner: Runner,
     pool: LocalPool,
     clock: Arc<Mutex<Clock>>,
@@ -89,8 +93,10 @@ impl Harness {
         });
         let events = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&events);
+        let database = Arc::new(FakeDatabase::default());
         let runner = Runner::new(RunnerContext {
             runtime: Arc::new(runtime.clone()) as Arc<dyn Runtime>,
+            database: Arc::clone(&database) as Arc<dyn Database>,
             sink: Arc::new(move |event| lock(&sink).push(event)),
             spawn: Arc::new(move |task| {
                 let _ = tasks.unbounded_send(task);
@@ -111,6 +117,7 @@ impl Harness {
         runner.begin_turn();
         let mut harness = Harness {
             runtime,
+            database,
             runner,
             pool,
             clock,
@@ -143,6 +150,15 @@ impl Harness {
     pub fn shell(&mut self, command: &str) {
         self.stream(&format!(
             "<boltAction type=\"shell\">{command}</boltAction>"
+        ));
+    }
+
+    pub fn supabase(&mut self, operation: &str, path: Option<&str>, sql: &str) {
+        let path = path
+            .map(|p| format!(" filePath=\"{p}\""))
+            .unwrap_or_default();
+        self.stream(&format!(
+            "<boltAction type=\"supabase\" operation=\"{operation}\"{path}>{sql}</boltAction>"
         ));
     }
 
@@ -210,6 +226,17 @@ impl Harness {
             .iter()
             .filter_map(|e| match e {
                 SessionEvent::BuildResult { result } => Some((**result).clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The query results reported so far.
+    pub fn query_results(&self) -> Vec<QueryResult> {
+        lock(&self.events)
+            .iter()
+            .filter_map(|e| match e {
+                SessionEvent::QueryResult { result, .. } => Some(result.clone()),
                 _ => None,
             })
             .collect()

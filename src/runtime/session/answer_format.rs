@@ -134,6 +134,7 @@ mod tests {
             error: None,
             status: ActionStatus::Complete,
             recovery,
+            result: None,
         }
     }
 

@@ -179,6 +179,11 @@ pub enum SessionEvent {
         action: ActionRef,
         status: ActionStatus,
     },
+    /// What a `supabase` query action returned: shown in its card.
+    QueryResult {
+        action: ActionRef,
+        result: crate::runtime::database::QueryResult,
+    },
     /// A file was written, by an action or by the person.
     FileWritten {
         path: String,

@@ -155,6 +155,9 @@ pub struct ActionEntry {
     /// format.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<Recovery>,
+    /// A query action's result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<crate::runtime::database::QueryResult>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
@@ -340,23 +343,10 @@ impl SessionState {
                 self.update_message(message_id, |m| m.status = status.clone())
             }
             SessionEvent::ActionStatus { action, status } => {
-                let found = self
-                    .artifacts
-                    .iter_mut()
-                    .rev()
-                    .filter(|a| a.message_id == action.message_id)
-                    .find_map(|a| {
-                        let entry = a.actions.iter_mut().find(|e| e.id == action.action_id)?;
-                        entry.status = status.clone();
-                        Some(a.id.clone())
-                    });
-                match found {
-                    Some(artifact_id) => Touched::Artifact {
-                        message_id: action.message_id.clone(),
-                        artifact_id,
-                    },
-                    None => Touched::Nothing,
-                }
+                self.update_referenced(action, |entry| entry.status = status.clone())
+            }
+            SessionEvent::QueryResult { action, result } => {
+                self.update_referenced(action, |entry| entry.result = Some(result.clone()))
             }
             SessionEvent::FileWritten { path, by_model } => {
                 self.files.insert(path.clone());
@@ -509,6 +499,32 @@ impl SessionState {
         })
     }
 
+    /// Changes the action `action` names, in the latest of its message's
+    /// artifacts that has it.
+    fn update_referenced(
+        &mut self,
+        action: &ActionRef,
+        change: impl Fn(&mut ActionEntry),
+    ) -> Touched {
+        let found = self
+            .artifacts
+            .iter_mut()
+            .rev()
+            .filter(|a| a.message_id == action.message_id)
+            .find_map(|a| {
+                let entry = a.actions.iter_mut().find(|e| e.id == action.action_id)?;
+                change(entry);
+                Some(a.id.clone())
+            });
+        match found {
+            Some(artifact_id) => Touched::Artifact {
+                message_id: action.message_id.clone(),
+                artifact_id,
+            },
+            None => Touched::Nothing,
+        }
+    }
+
     fn update_message(&mut self, id: &str, change: impl FnOnce(&mut Message)) -> Touched {
         match self.message_mut(id) {
             Some(message) => {
@@ -552,6 +568,7 @@ impl SessionState {
                     error: None,
                     status: ActionStatus::Pending,
                     recovery: *recovery,
+                    result: None,
                 });
             }),
             Event::ActionDelta {

@@ -284,6 +284,8 @@ pub struct BwrapPlan<'a> {
     pub files: &'a [(RawFd, &'static str)],
     /// Entries of `/etc` to bind, as they exist on this host.
     pub etc: &'a [String],
+    /// The database server's socket folder.
+    pub database_socket: Option<&'a Path>,
 }
 
 pub fn bwrap_args(plan: &BwrapPlan<'_>) -> Vec<String> {
@@ -332,6 +334,15 @@ pub fn bwrap_args(plan: &BwrapPlan<'_>) -> Vec<String> {
         s(plan.helper),
         HELPER_PATH.to_owned(),
     ]);
+    // Read-only: a socket in it still accepts connections, and nothing
+    // else there can be changed.
+    if let Some(socket) = plan.database_socket {
+        args.extend([
+            "--ro-bind".to_owned(),
+            s(socket),
+            crate::server::database::SANDBOX_SOCKET_DIR.to_owned(),
+        ]);
+    }
     // The sandbox's own root (a tmpfs holding the mount points) is read-only
     // too: only the project, the home, /tmp and /dev/shm are writable.
     args.extend(["--remount-ro", "/"].map(String::from));
@@ -373,6 +384,7 @@ mod tests {
             info_fd: 6,
             files: &[(7, "/etc/passwd")],
             etc: &["ssl/certs".to_owned()],
+            database_socket: Some(Path::new("/data/postgres/run")),
         });
         let text = args.join(" ");
         for expected in [
@@ -385,7 +397,7 @@ mod tests {
             "--bind /data/projects/p1/workspace /home/project",
             "--bind /data/projects/p1/sandbox-home /home/user",
             "--bind /data/cache/npm /home/user/.npm",
-            "--ro-bind /opt/rivet/bin/rivet /run/rivet/sandbox-agent --remount-ro /",
+            "--ro-bind /opt/rivet/bin/rivet /run/rivet/sandbox-agent --ro-bind /data/postgres/run /run/postgresql --remount-ro /",
             "--chdir /home/project --info-fd 6",
             "-- /run/rivet/sandbox-agent sandbox-agent --fd 5 --root /home/project --isolated",
         ] {

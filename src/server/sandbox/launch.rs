@@ -219,6 +219,10 @@ pub async fn start(
         }
         Some(bwrap) => {
             let network = host.slirp.is_some();
+            if let Some(socket) = &settings.database_socket {
+                crate::server::database::prepare_socket_dir(socket)
+                    .map_err(io("database socket folder"))?;
+            }
             let files: Vec<(OwnedFd, &'static str)> = etc_files(network)
                 .into_iter()
                 .map(|(dest, text)| memfd("rivet-etc", &text).map(|fd| (fd, dest)))
@@ -243,6 +247,7 @@ pub async fn start(
                 info_fd: info_write.as_raw_fd(),
                 files: &file_fds,
                 etc: &etc,
+                database_socket: settings.database_socket.as_deref(),
             });
             let slirp_stderr = err_write.try_clone().map_err(io("pipe"))?;
             let mut command = std::process::Command::new(bwrap);

@@ -352,6 +352,7 @@ mod tests {
             config,
             helper_exe: PathBuf::new(),
             isolation: Isolation::Bubblewrap,
+            database_socket: None,
         });
         // The listeners' own behaviour, without the IDE's session.
         let mut server = Config::defaults().server;

@@ -153,8 +153,7 @@ impl ProjectRuntime {
     /// The project's secrets, for a process about to start.
     fn secrets(&self) -> Result<BTreeMap<String, String>, RuntimeError> {
         self.manager
-            .secrets()
-            .values(&self.entry.id)
+            .process_secrets(&self.entry.id)
             .map_err(|e| RuntimeError::Unavailable(e.to_string()))
     }
 

@@ -9,6 +9,7 @@ use futures::FutureExt;
 use super::conversation::Conversation;
 use super::hub::Session;
 use super::recording::{Baselines, RecordingRuntime};
+use crate::runtime::database::Database;
 use crate::runtime::host::Runtime;
 use crate::runtime::project::ProjectId;
 use crate::runtime::runner::{PreviewHooks, Runner, RunnerContext};
@@ -38,6 +39,7 @@ impl ProjectHandle {
         id: ProjectId,
         session: Arc<Session>,
         runtime: Arc<dyn Runtime>,
+        database: Arc<dyn Database>,
         previews: PreviewHooks,
     ) -> Arc<ProjectHandle> {
         let answer_before = Baselines::default();
@@ -48,6 +50,7 @@ impl ProjectHandle {
         let sink_session = Arc::clone(&session);
         let runner = Runner::new(RunnerContext {
             runtime: recording,
+            database,
             sink: Arc::new(move |event: SessionEvent| sink_session.publish(event)),
             spawn: Arc::new(|task| {
                 tokio::spawn(task);

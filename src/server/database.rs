@@ -1,0 +1,312 @@
+//! Each project's PostgreSQL database: one database and one role per
+//! project, created on first use, on the server Rivet runs
+//! ([`cluster`]) or on the one `[database] url` names.
+//!
+//! A project's role is an ordinary one (no superuser, no `CREATEDB`, no
+//! `CREATEROLE`) that owns its database; `CONNECT` on that database is
+//! revoked from `PUBLIC`, so no other project's role can open it. Its
+//! random password is kept like app secrets (`<data_dir>/databases`, 0600),
+//! and its processes get it as `DATABASE_URL` and `PG*` variables, masked
+//! in their output like secrets. Migrations run as the project's role and
+//! are recorded in its database's `rivet.migrations` table.
+//!
+//! This module owns the databases; the runner reaches one through
+//! [`crate::runtime::database::Database`], the routes through
+//! [`Databases::tables`] and [`Databases::query`].
+
+mod cluster;
+mod project;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use self::cluster::{Cluster, Layout};
+use crate::runtime::database::{Database, DatabaseError, Migrated, QueryResult, TableInfo};
+use crate::runtime::project::ProjectId;
+use crate::server::config::Config;
+use crate::server::private_files::PrivateFiles;
+
+/// Where a project's processes find the socket's folder.
+pub const SANDBOX_SOCKET_DIR: &str = "/run/postgresql";
+
+/// Why a project has no database here, in words for the person.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DatabaseUnavailable(pub String);
+
+impl From<DatabaseUnavailable> for DatabaseError {
+    fn from(error: DatabaseUnavailable) -> DatabaseError {
+        DatabaseError::Unavailable(error.0)
+    }
+}
+
+/// A project's role and database, and the role's password.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Credentials {
+    role: String,
+    database: String,
+    password: String,
+}
+
+impl Credentials {
+    fn new(project: &ProjectId) -> Credentials {
+        let name = format!("project_{}", project.as_str());
+        Credentials {
+            role: name.clone(),
+            database: name,
+            password: random_secret(),
+        }
+    }
+}
+
+/// The server the databases are on.
+enum Server {
+    Managed(Cluster),
+    External(tokio_postgres::Config),
+}
+
+impl Server {
+    fn admin(&self) -> &tokio_postgres::Config {
+        match self {
+            Server::Managed(cluster) => &cluster.admin,
+            Server::External(config) => config,
+        }
+    }
+}
+
+pub struct Databases {
+    url: String,
+    bin_dir: String,
+    layout: Layout,
+    credentials: PrivateFiles,
+    server: tokio::sync::Mutex<Option<Server>>,
+    /// Projects whose role and database exist, checked since Rivet started.
+    ready: Mutex<HashSet<ProjectId>>,
+    /// Held while a project's role and database are made.
+    provisioning: tokio::sync::Mutex<()>,
+}
+
+impl Databases {
+    pub fn new(config: &Config) -> Arc<Databases> {
+        Arc::new(Databases {
+            url: config.database.url.clone(),
+            bin_dir: config.database.bin_dir.clone(),
+            layout: Layout::new(&config.server.data_dir),
+            credentials: PrivateFiles::new(&config.server.data_dir, "databases"),
+            server: tokio::sync::Mutex::new(None),
+            ready: Mutex::new(HashSet::new()),
+            provisioning: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// The project's database, as the runner uses it: made on first use.
+    pub fn for_project(self: &Arc<Self>, project: &ProjectId) -> Arc<dyn Database> {
+        Arc::new(ProjectDatabase {
+            databases: Arc::clone(self),
+            project: project.clone(),
+        })
+    }
+
+    /// The superuser's connection settings, starting the server first if
+    /// Rivet runs it. A failure is not kept: the next use tries again.
+    async fn admin(&self) -> Result<tokio_postgres::Config, DatabaseUnavailable> {
+        let mut server = self.server.lock().await;
+        if server.is_none() {
+            *server = Some(if self.url.is_empty() {
+                let cluster = Cluster::start(&self.layout, &self.bin_dir).await?;
+                project::close_shared_databases(&cluster.admin).await?;
+                Server::Managed(cluster)
+            } else {
+                Server::External(external(&self.url)?)
+            });
+        }
+        server
+            .as_ref()
+            .map(|s| s.admin().clone())
+            .ok_or_else(|| DatabaseUnavailable("the database server is not running".to_owned()))
+    }
+
+    /// Connection settings as the project's role, after making its role and
+    /// database if they do not exist.
+    async fn project_config(
+        &self,
+        project: &ProjectId,
+    ) -> Result<tokio_postgres::Config, DatabaseUnavailable> {
+        let admin = self.admin().await?;
+        let _provisioning = self.provisioning.lock().await;
+        let credentials = self.credentials(project)?;
+        let ready = self
+            .ready
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(project);
+        if !ready {
+            project::provision(
+                &admin,
+                &credentials.role,
+                &credentials.database,
+                &credentials.password,
+            )
+            .await?;
+            self.ready
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(project.clone());
+        }
+        let mut config = admin;
+        config
+            .user(&credentials.role)
+            .password(credentials.password.as_str())
+            .dbname(&credentials.database)
+            .options("-c statement_timeout=30000");
+        Ok(config)
+    }
+
+    /// The project's credentials, made (and kept) the first time.
+    fn credentials(&self, project: &ProjectId) -> Result<Credentials, DatabaseUnavailable> {
+        let kept = self.credentials.read::<Credentials>(project).map_err(|e| {
+            DatabaseUnavailable(format!(
+                "the project's database password cannot be read: {e}"
+            ))
+        })?;
+        if let Some(credentials) = kept {
+            return Ok(credentials);
+        }
+        let credentials = Credentials::new(project);
+        self.credentials.write(project, &credentials).map_err(|e| {
+            DatabaseUnavailable(format!(
+                "the project's database password cannot be kept: {e}"
+            ))
+        })?;
+        Ok(credentials)
+    }
+
+    /// The variables the project's processes get once it has a database:
+    /// none before.
+    pub fn env(&self, project: &ProjectId) -> BTreeMap<String, String> {
+        let Ok(Some(credentials)) = self.credentials.read::<Credentials>(project) else {
+            return BTreeMap::new();
+        };
+        let (host, port) = self.sandbox_host();
+        let Credentials {
+            role,
+            database,
+            password,
+        } = credentials;
+        let url = if host.starts_with('/') {
+            format!("postgresql://{role}:{password}@localhost:{port}/{database}?host={host}")
+        } else {
+            format!("postgresql://{role}:{password}@{host}:{port}/{database}")
+        };
+        BTreeMap::from([
+            ("DATABASE_URL".to_owned(), url),
+            ("PGHOST".to_owned(), host),
+            ("PGPORT".to_owned(), port.to_string()),
+            ("PGDATABASE".to_owned(), database),
+            ("PGUSER".to_owned(), role),
+            ("PGPASSWORD".to_owned(), password),
+        ])
+    }
+
+    /// Where the sandbox reaches the server: its socket folder as mounted
+    /// there, or an external server's host.
+    fn sandbox_host(&self) -> (String, u16) {
+        if self.url.is_empty() {
+            return (SANDBOX_SOCKET_DIR.to_owned(), 5432);
+        }
+        let Ok(config) = external(&self.url) else {
+            return (SANDBOX_SOCKET_DIR.to_owned(), 5432);
+        };
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        match config.get_hosts().first() {
+            Some(tokio_postgres::config::Host::Tcp(host)) => (host.clone(), port),
+            _ => (SANDBOX_SOCKET_DIR.to_owned(), port),
+        }
+    }
+
+    /// The project's tables with their columns and row counts.
+    pub async fn tables(&self, project: &ProjectId) -> Result<Vec<TableInfo>, DatabaseError> {
+        let client = project::connect(&self.project_config(project).await?).await?;
+        project::tables(&client).await
+    }
+
+    /// Runs `sql` as the project's role.
+    pub async fn query(
+        &self,
+        project: &ProjectId,
+        sql: &str,
+    ) -> Result<QueryResult, DatabaseError> {
+        let client = project::connect(&self.project_config(project).await?).await?;
+        project::query(&client, sql).await
+    }
+
+    async fn migrate(
+        &self,
+        project: &ProjectId,
+        name: &str,
+        sql: &str,
+    ) -> Result<Migrated, DatabaseError> {
+        let mut client = project::connect(&self.project_config(project).await?).await?;
+        project::migrate(&mut client, name, sql).await
+    }
+}
+
+/// The folder sandboxes see as [`SANDBOX_SOCKET_DIR`]: Rivet's own
+/// server's, or an external server's when its URL names a socket folder.
+pub fn socket_dir(config: &Config) -> Option<PathBuf> {
+    if config.database.url.is_empty() {
+        return Some(Layout::new(&config.server.data_dir).socket_dir());
+    }
+    match external(&config.database.url).ok()?.get_hosts().first()? {
+        tokio_postgres::config::Host::Unix(path) => Some(path.clone()),
+        tokio_postgres::config::Host::Tcp(_) => None,
+    }
+}
+
+fn external(url: &str) -> Result<tokio_postgres::Config, DatabaseUnavailable> {
+    url.parse::<tokio_postgres::Config>()
+        .map_err(|e| DatabaseUnavailable(format!("[database] url is not a PostgreSQL URL: {e}")))
+}
+
+/// Creates the socket's folder if it is missing, so a sandbox can mount it
+/// before the server first starts.
+pub fn prepare_socket_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o755)
+        .create(dir)
+}
+
+/// 32 random letters and digits: safe in a URL and in SQL as they are.
+fn random_secret() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::rng();
+    (0..32)
+        .map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]))
+        .collect()
+}
+
+/// One project's database for the runner.
+struct ProjectDatabase {
+    databases: Arc<Databases>,
+    project: ProjectId,
+}
+
+#[async_trait]
+impl Database for ProjectDatabase {
+    async fn migrate(&self, name: &str, sql: &str) -> Result<Migrated, DatabaseError> {
+        self.databases.migrate(&self.project, name, sql).await
+    }
+
+    async fn query(&self, sql: &str) -> Result<QueryResult, DatabaseError> {
+        self.databases.query(&self.project, sql).await
+    }
+}
