@@ -8,6 +8,7 @@
 mod approvals;
 mod checkpoints;
 mod control;
+mod database;
 mod enhance;
 mod error;
 mod files;
@@ -100,6 +101,14 @@ pub fn routes() -> Router<AppState> {
             post(publish::to_branch),
         )
         .route("/api/v1/projects/{id}/secrets", get(secrets::list))
+        .route(
+            "/api/v1/projects/{id}/database/tables",
+            get(database::tables),
+        )
+        .route(
+            "/api/v1/projects/{id}/database/query",
+            post(database::query),
+        )
         .route(
             "/api/v1/projects/{id}/secrets/{name}",
             put(secrets::set).delete(secrets::remove),

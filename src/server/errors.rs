@@ -40,6 +40,7 @@ pub fn api_code(error: &ApiError) -> ErrorCode {
         ApiError::Secret(error) => features::secret_code(error),
         ApiError::Remote(error) => features::remote_code(error),
         ApiError::Sync(error) => features::sync_code(error),
+        ApiError::Database(error) => features::database_code(error),
     }
 }
 

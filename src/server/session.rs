@@ -12,6 +12,7 @@ mod chats;
 pub mod checkpoints;
 mod context;
 mod conversation;
+pub mod database;
 pub mod enhance;
 pub mod fix;
 mod hub;

@@ -45,6 +45,11 @@ impl Server {
         self.0.api(path)
     }
 
+    /// Kills `rivet serve` with SIGKILL; its data directory.
+    pub(crate) async fn kill(self) -> tempfile::TempDir {
+        self.0.kill().await
+    }
+
     /// Writes a project's file through `PUT …/files/{path}`.
     pub(crate) async fn put_file(&self, project: &str, path: &str, text: &str) {
         let url = self.url(&format!("/projects/{project}/files/{path}"));

@@ -7,7 +7,9 @@ mod api_v1;
 mod api_v1_control;
 mod chat;
 mod chats;
+
 mod checkpoints;
+mod database;
 mod enhance;
 mod git_remote;
 mod llm;

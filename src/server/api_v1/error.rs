@@ -9,6 +9,7 @@ use axum::extract::rejection::{BytesRejection, JsonRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
+use crate::runtime::database::DatabaseError;
 use crate::runtime::error::ErrorCode;
 use crate::runtime::host::RuntimeError;
 use crate::server::errors;
@@ -96,6 +97,9 @@ impl From<ApiError> for V1Error {
             ApiError::Sync(SyncError::NothingToPush) => "nothing_to_push",
             ApiError::Sync(SyncError::Git(_)) => "git",
             ApiError::TooManyChats => "too_many_chats",
+            ApiError::Database(DatabaseError::Unavailable(_)) => "database_unavailable",
+            ApiError::Database(DatabaseError::Sql(_)) => "sql_error",
+            ApiError::Database(DatabaseError::Changed { .. }) => "migration_changed",
             ApiError::Publish(PublishError::NothingToPublish(_)) => "nothing_to_publish",
             ApiError::Publish(PublishError::BuildFailed(_)) => "build_failed",
             ApiError::Publish(PublishError::TooLarge(_)) => "site_too_large",

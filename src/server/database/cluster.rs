@@ -104,6 +104,7 @@ impl Cluster {
         if !layout.data().join("PG_VERSION").exists() {
             init(layout, &bin, owner).await?;
         }
+        wait_for_previous(&layout.data()).await;
         let child = spawn(layout, &bin, owner)?;
         let mut admin = tokio_postgres::Config::new();
         admin
@@ -353,6 +354,27 @@ fn command(program: &Path, layout: &Layout, owner: Option<(u32, u32)>) -> Comman
         command.uid(uid).gid(gid);
     }
     command
+}
+
+/// Waits (a while) for a server an earlier Rivet started on this data to
+/// finish shutting down: it was told to when that Rivet ended, and holds
+/// the data until it has.
+async fn wait_for_previous(data: &Path) {
+    let Ok(text) = std::fs::read_to_string(data.join("postmaster.pid")) else {
+        return;
+    };
+    let Some(pid) = text
+        .lines()
+        .next()
+        .and_then(|l| l.trim().parse::<i32>().ok())
+    else {
+        return;
+    };
+    let pid = nix::unistd::Pid::from_raw(pid);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while nix::sys::signal::kill(pid, None).is_ok() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 fn log_tail(log: &Path) -> String {

@@ -4,6 +4,7 @@
 //! reach the browser inside an `ApiError`.
 
 use super::{api_code, project_code, runtime_code};
+use crate::runtime::database::DatabaseError;
 use crate::runtime::error::{ErrorCode, RivetError};
 use crate::server::checkpoint::CheckpointError;
 use crate::server::checkpoint::git::sync::SyncError;
@@ -43,6 +44,13 @@ pub fn browser_code(error: &BrowserError) -> ErrorCode {
         BrowserError::Choice(error) => choice_code(error),
         BrowserError::Runtime(error) => runtime_code(error),
         BrowserError::NotBrowserProject | BrowserError::Refused(_) => ErrorCode::Invalid,
+    }
+}
+
+pub fn database_code(error: &DatabaseError) -> ErrorCode {
+    match error {
+        DatabaseError::Unavailable(_) => ErrorCode::Unavailable,
+        DatabaseError::Sql(_) | DatabaseError::Changed { .. } => ErrorCode::Invalid,
     }
 }
 

@@ -146,6 +146,19 @@ npm run dev
 
 const COMPACT_INTRO: &str = "You build web apps inside Rivet, an IDE: the user says what they want and the IDE carries out your artifact at once.";
 
+/// The project's PostgreSQL database, as the sandbox runtime offers it.
+const DATABASE: &str = "### Database\n\n\
+The project has its own PostgreSQL database. Create and change tables with a migration, which \
+runs once, in one transaction, and is recorded: \
+`<boltAction type=\"supabase\" operation=\"migration\" filePath=\"supabase/migrations/001_create_todos.sql\">SQL</boltAction>`. \
+Never change a migration that ran: write a new file for each change. To look at data, \
+`<boltAction type=\"supabase\" operation=\"query\">SELECT …</boltAction>` shows the result to you \
+and the user. From the first migration on, the project's processes get `DATABASE_URL` (and \
+`PGHOST`, `PGDATABASE`, `PGUSER`, `PGPASSWORD`), so server code connects with `pg`, Prisma, \
+Drizzle or `psql` and no setup; write the migration before the `start` action. Only server code \
+(an Express or Node server, an API route) can reach the database: browser code calls that \
+server, which Vite can proxy (`server.proxy`). Never print or hard-code these values.";
+
 fn describe_runtime(runtime: RuntimeDescription) -> String {
     match runtime {
         RuntimeDescription::Sandbox {
@@ -171,14 +184,16 @@ fn describe_runtime(runtime: RuntimeDescription) -> String {
                  GUI programs) do not work; prefer pure JavaScript packages to ones that compile \
                  native code. {network} A command other than `start` is stopped after \
                  {timeout_secs} s. The preview shows the dev server: the IDE detects the port it \
-                 listens on, so keep the framework's default host and port."
+                 listens on, so keep the framework's default host and port.\n\n{DATABASE}"
             )
         }
         RuntimeDescription::Webcontainer => "## Where the actions run\n\n\
              A WebContainer in the user's browser: Node.js and npm running in WebAssembly, with a \
              small shell (no bash, no git, no Python, no native binaries). Only pure JavaScript or \
              WebAssembly packages work. npm installs packages from the registry over the \
-             internet. The preview shows the dev server as soon as it listens on a port."
+             internet. The preview shows the dev server as soon as it listens on a port. There is \
+             no database here: an app that stores data on a server needs the sandbox runtime \
+             (the project's settings), so keep data in the browser (localStorage, IndexedDB)."
             .to_owned(),
     }
 }
@@ -285,7 +300,7 @@ fn compact_runtime(runtime: RuntimeDescription) -> &'static str {
                 "Actions run in a Linux sandbox with Node.js 20 and npm, without network: keep to packages in the local npm cache. Use Vite."
             }
             NetworkMode::Registry | NetworkMode::Full => {
-                "Actions run in a Linux sandbox with Node.js 20 and npm (the registry is reachable). Use Vite; keep its default host and port."
+                "Actions run in a Linux sandbox with Node.js 20 and npm (the registry is reachable). Use Vite; keep its default host and port. A PostgreSQL database is there for server code: <boltAction type=\"supabase\" operation=\"migration\" filePath=\"supabase/migrations/001_x.sql\">SQL</boltAction> runs once; then DATABASE_URL is set."
             }
         },
         RuntimeDescription::Webcontainer => {
@@ -518,6 +533,24 @@ mod tests {
             assert!(system_prompt(&ctx).contains(needle), "{needle}");
         };
         check(RuntimeDescription::Webcontainer, "WebContainer");
+        check(
+            RuntimeDescription::Webcontainer,
+            "needs the sandbox runtime",
+        );
+        check(
+            RuntimeDescription::Sandbox {
+                network: NetworkMode::Registry,
+                timeout_secs: 60,
+            },
+            "operation=\"migration\"",
+        );
+        check(
+            RuntimeDescription::Sandbox {
+                network: NetworkMode::Registry,
+                timeout_secs: 60,
+            },
+            "`DATABASE_URL`",
+        );
         check(
             RuntimeDescription::Sandbox {
                 network: NetworkMode::None,

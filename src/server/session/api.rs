@@ -75,6 +75,8 @@ pub enum ApiError {
     ChatNotFound(String),
     #[error("a project has at most {} chats", crate::runtime::session::MAX_CHATS)]
     TooManyChats,
+    #[error(transparent)]
+    Database(#[from] crate::runtime::database::DatabaseError),
 }
 
 /// The handle of a project that exists. Every operation below starts here;
