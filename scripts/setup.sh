@@ -30,6 +30,16 @@ need_deb slirp4netns slirp4netns
 # scripts/test.sh checks import cycles with scripts/modcycles.py.
 need_deb python3 python3
 if [ "${RIVET_SETUP_BROWSER:-0}" = 1 ]; then need_deb chromium chromium; fi
+# Each project's database: Rivet runs PostgreSQL from the machine's own
+# installation (not on PATH in Debian's package). Debian's package would
+# also make and start a cluster of its own; Rivet needs none of it.
+if ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+  skip "postgresql is installed"
+else
+  apt_packages+=(postgresql)
+  as_root mkdir -p /etc/postgresql-common/createcluster.d
+  echo "create_main_cluster = false" | as_root tee /etc/postgresql-common/createcluster.d/rivet.conf >/dev/null
+fi
 if [ "${#apt_packages[@]}" -gt 0 ]; then
   step "Installing Debian packages: ${apt_packages[*]}"
   as_root apt-get update -qq

@@ -6,6 +6,7 @@ pub mod api;
 mod browser_runtime;
 mod chat;
 mod context;
+mod data_panel;
 mod editor;
 pub mod error;
 mod file_tree;

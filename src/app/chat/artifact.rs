@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::app::session::SessionStore;
 use crate::app::workbench::Workbench;
-use crate::runtime::protocol::ActionKind;
+use crate::runtime::protocol::{ActionKind, SupabaseOperation};
 use crate::runtime::session::{ActionEntry, ActionStatus};
 
 #[component]
@@ -75,6 +75,7 @@ fn ActionRow(entry: ActionEntry) -> impl IntoView {
                 None => Either::Right(view! { <code class="action-command">{subject}</code> }),
             }}
             {recovered.map(|how| view! { <span class="action-recovery" data-testid="action-recovery">{how}</span> })}
+            {entry.result.clone().map(|result| view! { <crate::app::data_panel::ResultTable result /> })}
             {reason.map(|r| view! { <pre class="action-reason" data-testid="action-reason">{r}</pre> })}
         </li>
     }
@@ -89,7 +90,20 @@ fn describe(entry: &ActionEntry) -> (&'static str, String) {
         ActionKind::Shell => ("Run", command()),
         ActionKind::Build => ("Build", command()),
         ActionKind::Start => ("Start", command()),
-        ActionKind::Supabase { .. } => ("Supabase", String::new()),
+        ActionKind::Supabase {
+            operation: Some(SupabaseOperation::Migration),
+            ..
+        } => ("Migrate", String::new()),
+        ActionKind::Supabase { .. } => (
+            "Query",
+            entry
+                .content
+                .trim()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+        ),
         ActionKind::Unknown { kind } => ("Unknown action", kind.clone()),
     }
 }
