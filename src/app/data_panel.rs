@@ -24,6 +24,12 @@ pub async fn database_query(project: ProjectId, sql: String) -> Result<QueryResu
     Ok(crate::server::session::database::query(&state, &project, &sql).await?)
 }
 
+#[server(endpoint = "database_rebuild")]
+pub async fn database_rebuild(project: ProjectId) -> Result<Vec<String>, RivetError> {
+    let state = expect_context::<crate::server::state::AppState>();
+    Ok(crate::server::session::database::rebuild(&state, &project).await?)
+}
+
 /// The first rows of `table` (a name the panel listed).
 fn first_rows_sql(table: &str) -> String {
     let quoted: Vec<String> = table
@@ -37,9 +43,10 @@ fn first_rows_sql(table: &str) -> String {
 pub fn DataPanel(project: ProjectId) -> impl IntoView {
     let project = StoredValue::new(project);
     let run = ServerAction::<DatabaseQuery>::new();
+    let rebuild = ServerAction::<DatabaseRebuild>::new();
     let refresh = RwSignal::new(0u32);
     let tables = Resource::new(
-        move || (refresh.get(), run.version().get()),
+        move || (refresh.get(), run.version().get(), rebuild.version().get()),
         move |_| async move { database_tables(project.get_value()).await },
     );
     let sql = RwSignal::new(String::new());
@@ -67,6 +74,20 @@ pub fn DataPanel(project: ProjectId) -> impl IntoView {
                         "Refresh"
                     </button>
                 </div>
+                <button type="button" class="data-rebuild" data-testid="data-rebuild"
+                    title="An empty database, then every file of supabase/migrations in order: the data is deleted"
+                    disabled=move || rebuild.pending().get()
+                    on:click=move |_| { rebuild.dispatch(DatabaseRebuild { project: project.get_value() }); }>
+                    "Rebuild from migrations"
+                </button>
+                {move || rebuild.value().get().map(|done| match done {
+                    Ok(ran) => view! {
+                        <p class="data-note" data-testid="data-rebuilt">{format!("Rebuilt: {} migrations ran.", ran.len())}</p>
+                    }.into_any(),
+                    Err(error) => view! {
+                        <p class="data-error" role="alert" data-testid="data-error">{error.to_string()}</p>
+                    }.into_any(),
+                })}
                 <Transition fallback=|| view! { <p class="data-note">"Loading…"</p> }>
                     {move || tables.get().map(|listed| match listed {
                         Ok(listed) => view! { <TableList listed open_table /> }.into_any(),

@@ -110,6 +110,10 @@ pub fn routes() -> Router<AppState> {
             post(database::query),
         )
         .route(
+            "/api/v1/projects/{id}/database/rebuild",
+            post(database::rebuild),
+        )
+        .route(
             "/api/v1/projects/{id}/secrets/{name}",
             put(secrets::set).delete(secrets::remove),
         )

@@ -230,6 +230,84 @@ impl Databases {
         }
     }
 
+    /// Drops the project's database and role and forgets its password. A
+    /// project that never had a database starts no server.
+    pub async fn forget(&self, project: &ProjectId) -> Result<(), DatabaseUnavailable> {
+        let kept = self.credentials.read::<Credentials>(project).map_err(|e| {
+            DatabaseUnavailable(format!(
+                "the project's database password cannot be read: {e}"
+            ))
+        })?;
+        let Some(credentials) = kept else {
+            return Ok(());
+        };
+        let admin = self.admin().await?;
+        project::drop(&admin, &credentials.role, &credentials.database).await?;
+        self.ready
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(project);
+        self.credentials.remove(project).map_err(|e| {
+            DatabaseUnavailable(format!(
+                "the project's database password cannot be removed: {e}"
+            ))
+        })
+    }
+
+    /// The migrations the project's database has run (name and digest,
+    /// oldest first); `None` when the project has no database (none is
+    /// made).
+    pub async fn applied(
+        &self,
+        project: &ProjectId,
+    ) -> Result<Option<Vec<(String, String)>>, DatabaseError> {
+        let kept = self.credentials.read::<Credentials>(project).map_err(|e| {
+            DatabaseError::Unavailable(format!(
+                "the project's database password cannot be read: {e}"
+            ))
+        })?;
+        if kept.is_none() {
+            return Ok(None);
+        }
+        let client = project::connect(&self.project_config(project).await?).await?;
+        project::applied(&client).await.map(Some)
+    }
+
+    /// Replaces the project's database by an empty one and runs
+    /// `migrations` (name and SQL) in order; stops at the first that fails.
+    /// Answers the names that ran.
+    pub async fn rebuild(
+        &self,
+        project: &ProjectId,
+        migrations: &[(String, String)],
+    ) -> Result<Vec<String>, DatabaseError> {
+        let admin = self.admin().await?;
+        let credentials = self.credentials(project)?;
+        {
+            let _provisioning = self.provisioning.lock().await;
+            project::drop_database(&admin, &credentials.database).await?;
+            self.ready
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(project);
+        }
+        let mut ran = Vec::new();
+        for (name, sql) in migrations {
+            self.migrate(project, name, sql)
+                .await
+                .map_err(|error| match error {
+                    DatabaseError::Sql(message) => DatabaseError::Sql(format!("{name}: {message}")),
+                    other => other,
+                })?;
+            ran.push(name.clone());
+        }
+        if migrations.is_empty() {
+            // Made again, empty.
+            self.project_config(project).await?;
+        }
+        Ok(ran)
+    }
+
     /// The project's tables with their columns and row counts.
     pub async fn tables(&self, project: &ProjectId) -> Result<Vec<TableInfo>, DatabaseError> {
         let client = project::connect(&self.project_config(project).await?).await?;
@@ -255,6 +333,12 @@ impl Databases {
         let mut client = project::connect(&self.project_config(project).await?).await?;
         project::migrate(&mut client, name, sql).await
     }
+}
+
+/// How a migration's text is recorded (its SHA-256), to compare a file
+/// with what the database ran.
+pub fn migration_digest(sql: &str) -> String {
+    project::digest(sql)
 }
 
 /// The folder sandboxes see as [`SANDBOX_SOCKET_DIR`]: Rivet's own

@@ -103,3 +103,92 @@ async fn an_answer_s_migration_and_query_run_in_the_project_s_own_database() {
     assert_eq!(rows["columns"], json!(["n"]));
     assert_eq!(rows["rows"], json!([["3"]]));
 }
+
+/// Sends `text` through the API and waits for its answer's checkpoint (the
+/// answer and its actions are over); the answer's id.
+async fn answered(server: &Server, project: &str, text: &str) -> String {
+    let url = server.url(&format!("/projects/{project}/messages"));
+    let (status, sent) = server
+        .json(server.http.post(&url).json(&json!({ "text": text })))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{sent}");
+    let answer = sent["assistant_message_id"].as_str().unwrap().to_owned();
+    let url = server.url(&format!("/projects/{project}/checkpoints"));
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (_, list) = server.json(server.http.get(&url)).await;
+        let taken = list.as_array().into_iter().flatten();
+        if taken
+            .into_iter()
+            .any(|c| c["kind"] == "answer" && c["message_id"] == answer.as_str())
+        {
+            return answer;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no checkpoint of {answer}: {list}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restore_says_how_the_database_differs_and_a_rebuild_makes_it_match_the_files() {
+    let (_mock, server) = server().await;
+    let project = server.create("drift").await;
+    let first = answered(&server, &project, "hello greeting").await;
+    answered(&server, &project, "keep the todos in the database").await;
+    let mut feed = server.feed(&project).await;
+    let alerts = |state: &rivet::runtime::session::SessionState| {
+        state
+            .alerts
+            .iter()
+            .filter(|a| a.title == "The database did not go back with the files")
+            .map(|a| a.detail.clone())
+            .collect::<Vec<_>>()
+    };
+    let post = |what: &str, body: Value| {
+        let url = server.url(&format!("/projects/{project}/{what}"));
+        server.json(server.http.post(url).json(&body))
+    };
+
+    let (status, restored) = post("restore", json!({ "message_id": first })).await;
+    assert_eq!(status, StatusCode::OK, "{restored}");
+    feed.until("the drift alert", |s| alerts(s).len() == 1)
+        .await;
+    let said = alerts(&feed.state).remove(0);
+    assert!(
+        said.contains("has run migrations the files no longer have (or have changed): supabase/migrations/001_create_todos.sql"),
+        "{said}"
+    );
+    // Its data is as it was, until the person rebuilds.
+    let (_, rows) = query(&server, &project, "select count(*) from todos").await;
+    assert_eq!(rows["rows"], json!([["3"]]));
+    let (status, rebuilt) = post("database/rebuild", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{rebuilt}");
+    assert_eq!(rebuilt, json!({ "migrations": [] }));
+    let url = server.url(&format!("/projects/{project}/database/tables"));
+    assert_eq!(server.json(server.http.get(&url)).await.1, json!([]));
+
+    let (status, redone) = post("redo", json!({ "message_id": first })).await;
+    assert_eq!(status, StatusCode::OK, "{redone}");
+    feed.until("the second drift alert", |s| alerts(s).len() == 2)
+        .await;
+    let said = alerts(&feed.state).remove(1);
+    assert!(
+        said.contains("The files have migrations the database has not run: supabase/migrations/001_create_todos.sql"),
+        "{said}"
+    );
+    let (status, rebuilt) = post("database/rebuild", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{rebuilt}");
+    assert_eq!(
+        rebuilt,
+        json!({ "migrations": ["supabase/migrations/001_create_todos.sql"] })
+    );
+    let (_, rows) = query(&server, &project, "select title from todos order by id").await;
+    assert_eq!(
+        rows["rows"],
+        json!([["milk"], ["bread"]]),
+        "made from the migration alone"
+    );
+}

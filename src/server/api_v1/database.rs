@@ -4,7 +4,7 @@
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{V1Error, project_id};
 use crate::runtime::database::{QueryResult, TableInfo};
@@ -34,4 +34,19 @@ pub async fn query(
     let project = project_id(&id)?;
     let Json(Query { sql }) = body?;
     Ok(Json(database::query(&state, &project, &sql).await?))
+}
+
+#[derive(Serialize)]
+pub struct Rebuilt {
+    migrations: Vec<String>,
+}
+
+/// `POST /api/v1/projects/{id}/database/rebuild`: an empty database, then
+/// every migration file in order; the data goes.
+pub async fn rebuild(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Rebuilt>, V1Error> {
+    let migrations = database::rebuild(&state, &project_id(&id)?).await?;
+    Ok(Json(Rebuilt { migrations }))
 }

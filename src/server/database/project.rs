@@ -89,6 +89,55 @@ pub async fn provision(
         .map_err(failed)
 }
 
+/// Drops a deleted project's database (its connections closed first) and
+/// its role.
+pub async fn drop(
+    admin: &tokio_postgres::Config,
+    role: &str,
+    database: &str,
+) -> Result<(), DatabaseUnavailable> {
+    let client = connect(admin)
+        .await
+        .map_err(|e| DatabaseUnavailable(e.to_string()))?;
+    // One statement a call: DROP DATABASE cannot run in a transaction,
+    // which several statements in one call are.
+    for statement in [
+        format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", ident(database)),
+        format!("DROP ROLE IF EXISTS {}", ident(role)),
+    ] {
+        client.batch_execute(&statement).await.map_err(|e| {
+            DatabaseUnavailable(format!(
+                "the project's database could not be dropped: {}",
+                describe(&e, None)
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// Drops a project's database (its connections closed first), keeping its
+/// role: `provision` makes it again, empty.
+pub async fn drop_database(
+    admin: &tokio_postgres::Config,
+    database: &str,
+) -> Result<(), DatabaseUnavailable> {
+    let client = connect(admin)
+        .await
+        .map_err(|e| DatabaseUnavailable(e.to_string()))?;
+    client
+        .batch_execute(&format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            ident(database)
+        ))
+        .await
+        .map_err(|e| {
+            DatabaseUnavailable(format!(
+                "the project's database could not be dropped: {}",
+                describe(&e, None)
+            ))
+        })
+}
+
 /// On Rivet's own server: no project role may connect to the databases
 /// every server has.
 pub async fn close_shared_databases(
@@ -116,7 +165,7 @@ pub async fn migrate(
         )
         .await
         .map_err(failed)?;
-    let digest = hex(&Sha256::digest(sql.as_bytes()));
+    let digest = digest(sql);
     let transaction = client.transaction().await.map_err(failed)?;
     // Two migrations of one project never run side by side.
     transaction
@@ -268,6 +317,30 @@ fn describe(error: &tokio_postgres::Error, sql: Option<&str>) -> String {
     text
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// How a migration's text is recorded: its SHA-256, in hex.
+pub fn digest(sql: &str) -> String {
+    Sha256::digest(sql.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The migrations the database has run: name and digest, oldest first.
+pub async fn applied(client: &Client) -> Result<Vec<(String, String)>, DatabaseError> {
+    let failed = |e: tokio_postgres::Error| DatabaseError::Sql(describe(&e, None));
+    let exists = client
+        .query_one("SELECT to_regclass('rivet.migrations') IS NOT NULL", &[])
+        .await
+        .map_err(failed)?;
+    if !exists.get::<_, bool>(0) {
+        return Ok(Vec::new());
+    }
+    let rows = client
+        .query(
+            "SELECT name, sha256 FROM rivet.migrations ORDER BY applied_at, name",
+            &[],
+        )
+        .await
+        .map_err(failed)?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }

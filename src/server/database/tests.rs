@@ -213,6 +213,31 @@ async fn a_project_s_processes_get_its_database_only_after_first_use() {
 }
 
 #[tokio::test]
+async fn a_deleted_project_s_database_and_role_are_dropped() {
+    let databases = shared();
+    let id = project("forgotten");
+    databases
+        .for_project(&id)
+        .migrate("1.sql", TODOS)
+        .await
+        .unwrap();
+    databases.forget(&id).await.unwrap();
+    assert!(databases.env(&id).is_empty(), "its password is forgotten");
+    let admin = databases.admin().await.unwrap();
+    let client = project::connect(&admin).await.unwrap();
+    let left = client
+        .query_one(
+            "select (select count(*) from pg_database where datname = 'project_forgotten') + (select count(*) from pg_roles where rolname = 'project_forgotten')",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(left.get::<_, i64>(0), 0);
+    // Forgetting a project with no database starts nothing and is no error.
+    databases.forget(&project("neverhadone")).await.unwrap();
+}
+
+#[tokio::test]
 async fn data_survives_a_restart_of_the_server() {
     let data = tempfile::tempdir().unwrap();
     let id = project("restarted");

@@ -117,6 +117,7 @@ pub async fn delete(state: &AppState, id: &ProjectId) -> Result<(), ApiError> {
     super::secrets::forget(state, id);
     super::remote::forget(state, id);
     super::publish::forget(state, id);
+    super::database::forget(state, id).await;
     // The row first: a directory left by a failure below is no project.
     state.store.delete_project(id.as_str()).await?;
     match state.projects.delete(id) {

@@ -145,6 +145,7 @@ pub async fn restore(
     }
     set_statuses(&handle, changed);
     reset_conversation(&handle, &messages);
+    crate::server::session::database::after_rewind(state, &handle).await;
     Ok(Restored {
         message_id: message_id.to_owned(),
         checkpoint: target.commit_id,
@@ -207,6 +208,7 @@ pub async fn redo(
     let redone = changed.iter().map(|m| m.id.clone()).collect();
     set_statuses(&handle, changed);
     reset_conversation(&handle, &messages);
+    crate::server::session::database::after_rewind(state, &handle).await;
     Ok(Restored {
         message_id: message_id.to_owned(),
         checkpoint: back.commit_id,
