@@ -39,3 +39,17 @@ test('the data panel lists the tables a migration made, opens one and runs a que
   await expect(panel).toBeHidden();
   await expect(page.getByTestId('terminal-rivet')).toBeVisible();
 });
+
+test('a Node server reads and writes the project database through the preview', async ({ page }) => {
+  await newProject(page);
+  await send(page, 'serve the stored todos');
+  const app = page.frameLocator('[data-testid="preview-frame"]');
+  await expect(app.getByRole('heading', { name: 'Stored todos' })).toBeVisible({ timeout: 180_000 });
+  await expect(app.getByRole('listitem')).toHaveText(['milk', 'bread']);
+  await app.getByLabel('New todo').fill('tea');
+  await app.getByRole('button', { name: 'Add' }).click();
+  await expect(app.getByRole('listitem')).toHaveText(['milk', 'bread', 'tea']);
+  // The row the app wrote is in the database the data panel shows.
+  await page.getByTestId('data-tab').click();
+  await expect(page.getByTestId('data-table-rows')).toHaveText('3');
+});

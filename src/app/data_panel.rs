@@ -24,6 +24,18 @@ pub async fn database_query(project: ProjectId, sql: String) -> Result<QueryResu
     Ok(crate::server::session::database::query(&state, &project, &sql).await?)
 }
 
+/// A `supabase` migration of a project that runs in the browser (its
+/// database is on the server): whether it ran now (`false`: it had).
+#[server(endpoint = "database_migrate")]
+pub async fn database_migrate(
+    project: ProjectId,
+    name: String,
+    sql: String,
+) -> Result<bool, RivetError> {
+    let state = expect_context::<crate::server::state::AppState>();
+    Ok(crate::server::session::database::migrate(&state, &project, &name, &sql).await?)
+}
+
 #[server(endpoint = "database_rebuild")]
 pub async fn database_rebuild(project: ProjectId) -> Result<Vec<String>, RivetError> {
     let state = expect_context::<crate::server::state::AppState>();

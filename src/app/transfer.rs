@@ -27,6 +27,7 @@ pub fn ExportMenu() -> impl IntoView {
         return ().into_any();
     };
     let zip = format!("/api/v1/projects/{}/export.zip", id.as_str());
+    let with_data = format!("{zip}?data=1");
     let json = format!("/api/v1/projects/{}/conversation.json", id.as_str());
     view! {
         <details class="export-menu">
@@ -34,6 +35,10 @@ pub fn ExportMenu() -> impl IntoView {
             <div class="export-menu-items" role="menu">
                 <a role="menuitem" href=zip download="" data-testid="export-zip">
                     "Project files (.zip)"
+                </a>
+                <a role="menuitem" href=with_data download="" data-testid="export-zip-data"
+                    title="The files, and the database's data as rivet-database.sql (pg_dump)">
+                    "Files and database data (.zip)"
                 </a>
                 <a role="menuitem" href=json download="" data-testid="export-json">
                     "Conversation (.json)"

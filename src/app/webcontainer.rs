@@ -16,6 +16,7 @@ pub fn environment_failure() -> Option<BootFailure> {
 }
 
 mod bindings;
+mod database;
 mod driver;
 mod runtime;
 mod shell;

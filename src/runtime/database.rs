@@ -133,6 +133,13 @@ pub trait Database: MaybeSendSync {
     async fn migrate(&self, name: &str, sql: &str) -> Result<Migrated, DatabaseError>;
     /// Runs `sql` (one or more statements) and returns the last result.
     async fn query(&self, sql: &str) -> Result<QueryResult, DatabaseError>;
+
+    /// Something the person should know about where the SQL ran, said once
+    /// after an action that ran (the browser runtime's database is on the
+    /// server).
+    fn take_note(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The database of a project that has none: every call says why.

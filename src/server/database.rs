@@ -90,6 +90,9 @@ pub struct Databases {
     ready: Mutex<HashSet<ProjectId>>,
     /// Held while a project's role and database are made.
     provisioning: tokio::sync::Mutex<()>,
+    /// Processes run without a sandbox (`--unsafe-no-sandbox`): they see
+    /// the socket where it is, not at [`SANDBOX_SOCKET_DIR`].
+    unsandboxed: std::sync::atomic::AtomicBool,
 }
 
 impl Databases {
@@ -102,7 +105,15 @@ impl Databases {
             server: tokio::sync::Mutex::new(None),
             ready: Mutex::new(HashSet::new()),
             provisioning: tokio::sync::Mutex::new(()),
+            unsandboxed: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Processes will run without a sandbox, so their variables name the
+    /// socket's folder as it is on this machine.
+    pub fn without_sandbox(&self) {
+        self.unsandboxed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The project's database, as the runner uses it: made on first use.
@@ -217,13 +228,24 @@ impl Databases {
     /// Where the sandbox reaches the server: its socket folder as mounted
     /// there, or an external server's host.
     fn sandbox_host(&self) -> (String, u16) {
+        let unsandboxed = self.unsandboxed.load(std::sync::atomic::Ordering::Relaxed);
+        let socket = |real: PathBuf| {
+            if unsandboxed {
+                real.to_string_lossy().into_owned()
+            } else {
+                SANDBOX_SOCKET_DIR.to_owned()
+            }
+        };
         if self.url.is_empty() {
-            return (SANDBOX_SOCKET_DIR.to_owned(), 5432);
+            return (socket(self.layout.socket_dir()), 5432);
         }
         let Ok(config) = external(&self.url) else {
             return (SANDBOX_SOCKET_DIR.to_owned(), 5432);
         };
         let port = config.get_ports().first().copied().unwrap_or(5432);
+        if let Some(path) = unix_host(&config) {
+            return (socket(path), port);
+        }
         match config.get_hosts().first() {
             Some(tokio_postgres::config::Host::Tcp(host)) => (host.clone(), port),
             _ => (SANDBOX_SOCKET_DIR.to_owned(), port),
@@ -308,6 +330,67 @@ impl Databases {
         Ok(ran)
     }
 
+    /// The project's data as `pg_dump` writes it (plain SQL, without owners
+    /// or grants, so it replays into any empty database), into `out`,
+    /// rewound; `None` when the project has no database.
+    pub async fn dump(
+        &self,
+        project: &ProjectId,
+        mut out: std::fs::File,
+    ) -> Result<Option<(std::fs::File, u64)>, DatabaseError> {
+        use std::io::{Seek, SeekFrom};
+        let kept = self.credentials.read::<Credentials>(project).map_err(|e| {
+            DatabaseError::Unavailable(format!(
+                "the project's database password cannot be read: {e}"
+            ))
+        })?;
+        let Some(credentials) = kept else {
+            return Ok(None);
+        };
+        let config = self.project_config(project).await?;
+        let program = cluster::find_bin_dir(&self.bin_dir)?.join("pg_dump");
+        let (host, port) = match config.get_hosts().first() {
+            Some(tokio_postgres::config::Host::Unix(dir)) => {
+                (dir.to_string_lossy().into_owned(), 5432)
+            }
+            Some(tokio_postgres::config::Host::Tcp(host)) => (host.clone(), 5432),
+            None => (String::new(), 5432),
+        };
+        let port = config.get_ports().first().copied().unwrap_or(port);
+        let stdout = out
+            .try_clone()
+            .map_err(|e| DatabaseError::Unavailable(format!("pg_dump: {e}")))?;
+        let output = tokio::process::Command::new(&program)
+            .args(["--no-owner", "--no-privileges", "--format=plain"])
+            .env_clear()
+            .env("PATH", crate::server::host_tools::path_env())
+            .env("PGHOST", host)
+            .env("PGPORT", port.to_string())
+            .env("PGUSER", &credentials.role)
+            .env("PGPASSWORD", &credentials.password)
+            .env("PGDATABASE", &credentials.database)
+            .stdin(std::process::Stdio::null())
+            .stdout(stdout)
+            .stderr(std::process::Stdio::piped())
+            // Not `output()`, which would capture stdout instead of `out`.
+            .spawn()
+            .map_err(|e| DatabaseError::Unavailable(format!("pg_dump could not run: {e}")))?
+            .wait_with_output()
+            .await
+            .map_err(|e| DatabaseError::Unavailable(format!("pg_dump could not run: {e}")))?;
+        if !output.status.success() {
+            return Err(DatabaseError::Unavailable(format!(
+                "pg_dump failed ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            )));
+        }
+        let fail = |e: std::io::Error| DatabaseError::Unavailable(format!("pg_dump's output: {e}"));
+        let len = out.seek(SeekFrom::End(0)).map_err(fail)?;
+        out.seek(SeekFrom::Start(0)).map_err(fail)?;
+        Ok(Some((out, len)))
+    }
+
     /// The project's tables with their columns and row counts.
     pub async fn tables(&self, project: &ProjectId) -> Result<Vec<TableInfo>, DatabaseError> {
         let client = project::connect(&self.project_config(project).await?).await?;
@@ -347,10 +430,15 @@ pub fn socket_dir(config: &Config) -> Option<PathBuf> {
     if config.database.url.is_empty() {
         return Some(Layout::new(&config.server.data_dir).socket_dir());
     }
-    match external(&config.database.url).ok()?.get_hosts().first()? {
+    unix_host(&external(&config.database.url).ok()?)
+}
+
+/// The socket folder among a server's hosts, if it has one.
+fn unix_host(config: &tokio_postgres::Config) -> Option<PathBuf> {
+    config.get_hosts().iter().find_map(|host| match host {
         tokio_postgres::config::Host::Unix(path) => Some(path.clone()),
         tokio_postgres::config::Host::Tcp(_) => None,
-    }
+    })
 }
 
 fn external(url: &str) -> Result<tokio_postgres::Config, DatabaseUnavailable> {

@@ -60,6 +60,9 @@ impl AppState {
         let open_projects = Arc::new(OpenProjects::default());
         sandbox.on_quota_exceeded(quota_alert(Arc::downgrade(&open_projects)));
         let databases = crate::server::database::Databases::new(&config);
+        if sandbox.settings().isolation == super::sandbox::Isolation::Unsafe {
+            databases.without_sandbox();
+        }
         let env_of = Arc::clone(&databases);
         sandbox.add_project_env(Box::new(move |project| env_of.env(project)));
         AppState {

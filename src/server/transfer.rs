@@ -67,6 +67,9 @@ pub enum TransferError {
     Runtime(#[from] RuntimeError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The database's dump, for an export with the data.
+    #[error(transparent)]
+    Database(#[from] crate::runtime::database::DatabaseError),
 }
 
 /// Where imports are staged: the data directory's file system, so placing
@@ -113,13 +116,35 @@ fn exports_dir(state: &AppState) -> PathBuf {
 /// from its workspace on the host (see [`walk`] for how the walk stays
 /// inside it). Every project's files are there, a `webcontainer`
 /// project's too: the server keeps the copy its tab mirrors.
-pub async fn export_zip(state: &AppState, id: &ProjectId) -> Result<FileExport, TransferError> {
+/// Where an export with the data holds the database's dump (`pg_dump`'s
+/// SQL, which `psql` replays into an empty database).
+pub const DUMP_NAME: &str = "rivet-database.sql";
+
+pub async fn export_zip(
+    state: &AppState,
+    id: &ProjectId,
+    with_data: bool,
+) -> Result<FileExport, TransferError> {
     let name = session::manage::require(state, id).await?.name;
     let workspace = state.projects.workspace(id);
     let exports = exports_dir(state);
+    let dump = if with_data {
+        let out = export::temp_file(&exports)?;
+        state
+            .databases
+            .dump(id, out)
+            .await?
+            .map(|(file, len)| export::Extra {
+                name: DUMP_NAME,
+                file,
+                len,
+            })
+    } else {
+        None
+    };
     let (file, len) = tokio::task::spawn_blocking(move || {
         let out = export::temp_file(&exports)?;
-        export::write_zip(&workspace, walk::WalkLimits::default(), out)
+        export::write_zip(&workspace, walk::WalkLimits::default(), out, dump)
     })
     .await
     .map_err(|e| TransferError::Archive(e.to_string()))??;

@@ -95,6 +95,29 @@ async fn an_answer_s_migration_and_query_run_in_the_project_s_own_database() {
     let (status, error) = query(&server, "nope", "select 1").await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{error}");
 
+    // An export has the migration, and with ?data=1 the data too.
+    for (query, dumped) in [("", false), ("?data=1", true)] {
+        let url = server.url(&format!("/projects/{project}/export.zip{query}"));
+        let response = server.http.get(&url).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{query}");
+        let entries = super::transfer::unzip(&response.bytes().await.unwrap());
+        let names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
+        assert!(
+            names.contains(&"supabase/migrations/001_create_todos.sql"),
+            "{names:?}"
+        );
+        let dump = entries.iter().find(|(n, _)| n == "rivet-database.sql");
+        assert_eq!(dump.is_some(), dumped, "{names:?}");
+        if let Some((_, sql)) = dump {
+            let sql = String::from_utf8_lossy(sql);
+            assert!(
+                sql.contains("CREATE TABLE public.todos") && sql.contains("eggs"),
+                "{sql}"
+            );
+            assert!(!sql.contains(&password), "the dump carries no password");
+        }
+    }
+
     // A kill -9 of Rivet stops its PostgreSQL; the next Rivet finds the data.
     let data = server.kill().await;
     let server = Server::start_with(&mock, data, &[]).await;
@@ -137,7 +160,7 @@ async fn a_restore_says_how_the_database_differs_and_a_rebuild_makes_it_match_th
     let (_mock, server) = server().await;
     let project = server.create("drift").await;
     let first = answered(&server, &project, "hello greeting").await;
-    answered(&server, &project, "keep the todos in the database").await;
+    let second = answered(&server, &project, "keep the todos in the database").await;
     let mut feed = server.feed(&project).await;
     let alerts = |state: &rivet::runtime::session::SessionState| {
         state
@@ -191,4 +214,18 @@ async fn a_restore_says_how_the_database_differs_and_a_rebuild_makes_it_match_th
         json!([["milk"], ["bread"]]),
         "made from the migration alone"
     );
+
+    // A fork gets the files, not the data, and says so.
+    let (status, fork) = post("fork", json!({ "message_id": second })).await;
+    assert_eq!(status, StatusCode::CREATED, "{fork}");
+    let mut forked = server.feed(fork["id"].as_str().unwrap()).await;
+    forked
+        .until("the fork's alert", |s| {
+            s.alerts.iter().any(|a| {
+                a.title == "The fork's database is empty"
+                    && a.detail
+                        .contains("supabase/migrations/001_create_todos.sql")
+            })
+        })
+        .await;
 }

@@ -106,7 +106,7 @@ impl Server {
     }
 }
 
-fn unzip(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn unzip(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
     let mut archive = ZipArchive::new(Cursor::new(bytes)).unwrap();
     let mut files = Vec::new();
     for index in 0..archive.len() {

@@ -23,7 +23,6 @@ use super::runtime::{WebContainerRuntime, error_text, sleep};
 use crate::app::browser_runtime::{browser_answers, browser_files, mirror_file, report_events};
 use crate::app::page_report::preview_message::PreviewMessage;
 use crate::app::page_report::{origin_of, send as send_page_report};
-use crate::runtime::database::NoDatabase;
 use crate::runtime::host::{
     CommandSpec, DirEntry, EventStream, FsEvent, PortEvent, Process, PtySize, Runtime, RuntimeError,
 };
@@ -81,7 +80,7 @@ fn run_lazy(project: ProjectId, failure: RwSignal<Option<BootFailure>>) {
         let log = MirrorLog::default();
         let mirrored = mirrored(&project, &runtime, &log);
         watch(&project, &mirrored, &runtime, log.clone(), &outbox);
-        let runner = runner(&mirrored, &runtime, &outbox);
+        let runner = runner(&project, &mirrored, &runtime, &outbox);
         resume(&project, &runtime, &outbox, &log).await;
         follow_answers(project, runner, outbox).await;
     });
@@ -214,6 +213,7 @@ fn terminal(outbox: &Outbox, text: &str) {
 // the same.
 #[allow(clippy::arc_with_non_send_sync)]
 fn runner(
+    project: &ProjectId,
     mirrored: &Arc<dyn Runtime>,
     runtime: &Rc<WebContainerRuntime>,
     outbox: &Outbox,
@@ -222,9 +222,7 @@ fn runner(
     let sink = outbox.clone();
     Runner::new(RunnerContext {
         runtime: Arc::clone(mirrored),
-        database: Arc::new(NoDatabase(
-            "a project's database is reached by its server code in the sandbox runtime; this project runs in the browser, where no database is available (switch it to the sandbox runtime in the settings to use one)".to_owned(),
-        )),
+        database: Arc::new(super::database::ServerDatabase::new(project.clone())),
         sink: Arc::new(move |event| {
             let _ = sink.unbounded_send(event);
         }),

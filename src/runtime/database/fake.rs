@@ -22,6 +22,7 @@ struct State {
     ran: Vec<String>,
     refusals: Vec<(String, String)>,
     unavailable: Option<String>,
+    note: Option<String>,
     answer: QueryResult,
 }
 
@@ -40,6 +41,11 @@ impl FakeDatabase {
     /// Every call fails as a project with no database fails.
     pub fn unavailable(&self, why: &str) {
         self.state().unavailable = Some(why.to_owned());
+    }
+
+    /// Said once, after the next action that runs.
+    pub fn note(&self, note: &str) {
+        self.state().note = Some(note.to_owned());
     }
 
     /// What every query returns.
@@ -88,5 +94,9 @@ impl Database for FakeDatabase {
     async fn query(&self, sql: &str) -> Result<QueryResult, DatabaseError> {
         self.run(sql)?;
         Ok(self.state().answer.clone())
+    }
+
+    fn take_note(&self) -> Option<String> {
+        self.state().note.take()
     }
 }

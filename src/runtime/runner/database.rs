@@ -35,7 +35,15 @@ impl Runner {
             }
             SupabaseOperation::Query => self.query(job, sql).await,
         };
-        outcome.map_err(|error| self.database_failed(job, &error))
+        outcome.map_err(|error| self.database_failed(job, &error))?;
+        if let Some(note) = self.inner.cx.database.take_note() {
+            self.alert(
+                "The database is on the server".to_owned(),
+                note,
+                Some(&job.action),
+            );
+        }
+        Ok(())
     }
 
     async fn migration(&self, name: &str, sql: &str) -> Result<(), DatabaseError> {

@@ -91,6 +91,9 @@ impl From<TransferError> for V1Error {
             TransferError::Project(error) => return error.into(),
             TransferError::Runtime(error) => return error.into(),
             TransferError::Store(error) => return error.into(),
+            TransferError::Database(error) => {
+                return crate::server::session::api::ApiError::from(error).into();
+            }
         };
         V1Error::new(status, code, message)
     }
@@ -125,11 +128,20 @@ fn file_name(name: &str, extension: &str) -> String {
 
 /// The zip is written to a temporary file first, then streamed from it in
 /// pieces of [`transfer::archive::COPY_BUFFER`].
+/// `?data=1`: the database's dump too.
+#[derive(Deserialize)]
+pub struct ExportOptions {
+    #[serde(default)]
+    data: Option<String>,
+}
+
 pub async fn export_zip(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    Query(options): Query<ExportOptions>,
 ) -> Result<impl IntoResponse, V1Error> {
-    let export = transfer::export_zip(&state, &super::project_id(&id)?).await?;
+    let with_data = matches!(options.data.as_deref(), Some("1" | "true"));
+    let export = transfer::export_zip(&state, &super::project_id(&id)?, with_data).await?;
     let body = Body::from_stream(ReaderStream::with_capacity(
         export.file,
         transfer::archive::COPY_BUFFER,

@@ -172,7 +172,7 @@ fn open_the_way(base: &Path) -> std::io::Result<()> {
 
 /// The folder of `initdb` and `postgres`: the configured one, else the
 /// newest `/usr/lib/postgresql/<version>/bin`, else where `PATH` has them.
-fn find_bin_dir(configured: &str) -> Result<PathBuf, DatabaseUnavailable> {
+pub fn find_bin_dir(configured: &str) -> Result<PathBuf, DatabaseUnavailable> {
     let has_both = |dir: &Path| dir.join("initdb").is_file() && dir.join("postgres").is_file();
     if !configured.is_empty() {
         let dir = PathBuf::from(configured);

@@ -283,3 +283,102 @@ async fn a_missing_postgresql_is_named_with_what_to_do() {
     };
     assert!(message.contains("has no initdb and postgres"), "{message}");
 }
+
+#[tokio::test]
+async fn a_server_named_by_url_is_used_as_it_is() {
+    let shared_data = shared().layout.base.clone();
+    let password = std::fs::read_to_string(shared_data.join("admin.password")).unwrap();
+    let socket = shared_data.join("run");
+    let data = tempfile::tempdir().unwrap();
+    let mut config = config_for(data.path());
+    config.database.url = format!(
+        "postgresql://rivet:{}@/postgres?host={}",
+        password.trim(),
+        socket.display()
+    );
+    assert_eq!(socket_dir(&config), Some(socket));
+    let databases = Databases::new(&config);
+    let id = project("byurl");
+    databases
+        .for_project(&id)
+        .migrate("1.sql", TODOS)
+        .await
+        .unwrap();
+    assert_eq!(databases.tables(&id).await.unwrap()[0].rows, 2);
+    assert_eq!(databases.env(&id)["PGHOST"], SANDBOX_SOCKET_DIR);
+    assert!(
+        !data.path().join("postgres").exists(),
+        "no server of its own"
+    );
+
+    config.database.url = "postgresql://rivet:pw@db.lan:6543/postgres".to_owned();
+    assert_eq!(
+        socket_dir(&config),
+        None,
+        "a TCP server has no socket to mount"
+    );
+    let tcp = Databases::new(&config);
+    assert_eq!(tcp.sandbox_host(), ("db.lan".to_owned(), 6543));
+    // Without a sandbox, processes see the socket where it is.
+    let unsandboxed = Databases::new(&config_for(data.path()));
+    unsandboxed.without_sandbox();
+    let real = data
+        .path()
+        .join("postgres/run")
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(unsandboxed.sandbox_host(), (real, 5432));
+}
+
+#[tokio::test]
+async fn a_dump_holds_the_data_and_replays_into_an_empty_database() {
+    let databases = shared();
+    let id = project("dumped");
+    let data = tempfile::tempdir().unwrap();
+    let out = std::fs::File::create(data.path().join("none.sql")).unwrap();
+    assert!(
+        databases.dump(&id, out).await.unwrap().is_none(),
+        "no database, no dump"
+    );
+    databases
+        .for_project(&id)
+        .migrate("1.sql", TODOS)
+        .await
+        .unwrap();
+    let out = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(data.path().join("dump.sql"))
+        .unwrap();
+    let (mut file, len) = databases.dump(&id, out).await.unwrap().unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut file, &mut text).unwrap();
+    assert_eq!(text.len() as u64, len);
+    assert!(text.contains("CREATE TABLE public.todos"), "{text}");
+    assert!(text.contains("milk"), "{text}");
+    assert!(!text.contains("OWNER TO"), "no owners: it replays anywhere");
+    // Into another project's empty database, with psql.
+    let copy = databases.for_project(&project("dumpcopy"));
+    copy.query("select 1").await.unwrap();
+    let env = databases.env(&project("dumpcopy"));
+    let psql = cluster::find_bin_dir("").unwrap().join("psql");
+    let socket = databases.layout.socket_dir();
+    let replayed = std::process::Command::new(psql)
+        .args(["-v", "ON_ERROR_STOP=1", "-q", "-f"])
+        .arg(data.path().join("dump.sql"))
+        .env("PGHOST", &socket)
+        .env("PGUSER", &env["PGUSER"])
+        .env("PGPASSWORD", &env["PGPASSWORD"])
+        .env("PGDATABASE", &env["PGDATABASE"])
+        .output()
+        .unwrap();
+    assert!(
+        replayed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
+    let rows = copy.query("select count(*) from todos").await.unwrap();
+    assert_eq!(rows.rows, vec![vec![Some("2".to_owned())]]);
+}

@@ -16,6 +16,24 @@ use crate::server::state::AppState;
 /// order of their names.
 pub const MIGRATIONS_DIR: &str = "supabase/migrations";
 
+/// Runs a migration the browser's runner was given (a project that runs
+/// in the browser); whether it ran now.
+pub async fn migrate(
+    state: &AppState,
+    project: &ProjectId,
+    name: &str,
+    sql: &str,
+) -> Result<bool, ApiError> {
+    super::manage::require(state, project).await?;
+    crate::runtime::host::checked_path(name)?;
+    let migrated = state
+        .databases
+        .for_project(project)
+        .migrate(name, sql)
+        .await?;
+    Ok(migrated == crate::runtime::database::Migrated::Applied)
+}
+
 /// Drops the deleted project's database and role, if it had them; a
 /// failure is logged (the project goes all the same).
 pub async fn forget(state: &AppState, project: &ProjectId) {
@@ -139,6 +157,28 @@ pub async fn drift(state: &AppState, handle: &ProjectHandle) -> Option<String> {
     }
     note.push_str(" To match the files, rebuild the database from the migrations (Database tab): that deletes its data.");
     Some(note)
+}
+
+/// After a fork: a fork gets the files, not the data, so when its files
+/// hold migrations its chat says its database is empty and how to make it.
+pub async fn after_fork(state: &AppState, fork: &ProjectId, written: &[String]) {
+    let migrations: Vec<&str> = written
+        .iter()
+        .map(String::as_str)
+        .filter(|p| p.starts_with(MIGRATIONS_DIR) && p.ends_with(".sql"))
+        .collect();
+    if migrations.is_empty() {
+        return;
+    }
+    let handle = state.open_projects.open(state, fork).await;
+    handle.runner.alert(
+        "The fork's database is empty".to_owned(),
+        format!(
+            "A fork gets the files, not the data. The files have migrations the database has not run: {}. Rebuild the database from the migrations (Database tab) to create its tables.",
+            migrations.join(", ")
+        ),
+        None,
+    );
 }
 
 /// After a restore or redo: says so in the chat when the database and the

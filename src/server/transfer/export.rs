@@ -55,14 +55,26 @@ fn remove_leftovers(dir: &Path) {
     }
 }
 
-/// Writes the zip of the project at `workspace` into `out` and rewinds it;
-/// returns it and its length.
+/// A file made for the export beside the project's own (the database's
+/// dump): its name in the zip, the file (rewound) and its length.
+pub struct Extra {
+    pub name: &'static str,
+    pub file: File,
+    pub len: u64,
+}
+
+/// Writes the zip of the project at `workspace` (and `extra` first) into
+/// `out` and rewinds it; returns it and its length.
 pub fn write_zip(
     workspace: &Path,
     limits: WalkLimits,
     out: File,
+    extra: Option<Extra>,
 ) -> Result<(File, u64), TransferError> {
     let mut zip = ZipOut::new(BufWriter::with_capacity(COPY_BUFFER, out));
+    if let Some(mut extra) = extra {
+        zip.add(extra.name, &mut extra.file, extra.len)?;
+    }
     walk(workspace, limits, &mut |mut found| {
         zip.add(found.path, &mut found.file, found.size)
     })?;
@@ -92,7 +104,7 @@ mod tests {
     fn export(workspace: &Path) -> Vec<(String, Vec<u8>)> {
         let exports = tempfile::tempdir().unwrap();
         let out = temp_file(exports.path()).unwrap();
-        let (mut file, len) = write_zip(workspace, WalkLimits::default(), out).unwrap();
+        let (mut file, len) = write_zip(workspace, WalkLimits::default(), out, None).unwrap();
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).unwrap();
         assert_eq!(bytes.len() as u64, len);
@@ -196,7 +208,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         write(root.path(), "a.txt", b"a");
         let out = temp_file(exports.path()).unwrap();
-        let (_file, len) = write_zip(root.path(), WalkLimits::default(), out).unwrap();
+        let (_file, len) = write_zip(root.path(), WalkLimits::default(), out, None).unwrap();
         assert!(len > 0);
         let left: Vec<_> = std::fs::read_dir(exports.path()).unwrap().collect();
         assert!(left.is_empty(), "{left:?}");

@@ -131,3 +131,15 @@ fn a_project_without_a_database_says_why_and_asks_no_fix() {
         "another answer cannot give it a database"
     );
 }
+
+#[test]
+fn where_the_sql_ran_is_said_once() {
+    let mut h = Harness::new();
+    h.database.note("the database is on the server");
+    h.supabase("query", None, "select 1;");
+    h.supabase("query", None, "select 2;");
+    let alerts = h.alerts();
+    assert_eq!(alerts.len(), 1);
+    assert_eq!(alerts[0].detail, "the database is on the server");
+    assert_eq!(h.statuses(), vec![Some(ActionStatus::Complete); 2]);
+}

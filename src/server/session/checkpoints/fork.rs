@@ -56,7 +56,7 @@ pub async fn fork(
         )
         .await
         .map_err(|e| checkpoints.repo_error(e))?;
-    write_files(state, &repo, &meta.id, &target.commit_id)
+    let written = write_files(state, &repo, &meta.id, &target.commit_id)
         .await
         .map_err(|e| match e {
             WriteError::Git(source) => checkpoints.repo_error(source).into(),
@@ -67,6 +67,7 @@ pub async fn fork(
         .store
         .copy_conversation(source, meta.id.as_str(), (position, last_event, target.seq))
         .await?;
+    crate::server::session::database::after_fork(state, &meta.id, &written).await;
     Ok(state.store.project(meta.id.as_str()).await?.unwrap_or(row))
 }
 
@@ -99,11 +100,12 @@ async fn write_files(
     repo: &Repo,
     id: &ProjectId,
     commit: &str,
-) -> Result<(), WriteError> {
+) -> Result<Vec<String>, WriteError> {
     let workspace = state.sandbox.workspace_dir(id);
-    for path in repo.files(commit).await? {
-        let content = repo.read(commit, &path).await?;
-        let full = workspace.join(&path);
+    let paths = repo.files(commit).await?;
+    for path in &paths {
+        let content = repo.read(commit, path).await?;
+        let full = workspace.join(path);
         let io = |source| WriteError::Io {
             path: full.clone(),
             source,
@@ -113,5 +115,5 @@ async fn write_files(
         }
         tokio::fs::write(&full, content).await.map_err(io)?;
     }
-    Ok(())
+    Ok(paths)
 }
