@@ -60,6 +60,11 @@ async fn an_answer_s_migration_and_query_run_in_the_project_s_own_database() {
         feed.state.terminal
     );
     assert!(
+        feed.state.terminal.contains("password: [PGPASSWORD]"),
+        "masked like a secret: {}",
+        feed.state.terminal
+    );
+    assert!(
         feed.state
             .files
             .contains("supabase/migrations/001_create_todos.sql")
@@ -228,4 +233,39 @@ async fn a_restore_says_how_the_database_differs_and_a_rebuild_makes_it_match_th
             })
         })
         .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_migration_the_database_refuses_goes_to_the_fix_loop_with_its_words() {
+    let (_mock, server) = server().await;
+    let project = server.create("broken-migration").await;
+    let mut feed = server.feed(&project).await;
+    server.send(&project, "broken migration").await;
+    let migrations = |s: &rivet::runtime::session::SessionState| {
+        s.artifacts
+            .iter()
+            .flat_map(|a| &a.actions)
+            .map(|a| a.status.clone())
+            .collect::<Vec<_>>()
+    };
+    feed.until("the fixed migration", |s| {
+        migrations(s).last() == Some(&ActionStatus::Complete) && migrations(s).len() == 2
+    })
+    .await;
+    let state = &feed.state;
+    assert!(matches!(migrations(state)[0], ActionStatus::Failed { .. }));
+    let result = &state.build_results[0];
+    assert_eq!(result.stage, rivet::runtime::build_result::Stage::Database);
+    let request = state
+        .messages
+        .iter()
+        .find(|m| m.automatic.is_some())
+        .expect("an automatic fix request")
+        .text();
+    assert!(
+        request.contains("syntax error at or near \"tabel\" (line 1)"),
+        "{request}"
+    );
+    let (status, rows) = query(&server, &project, "select count(*) from notes").await;
+    assert_eq!(status, StatusCode::OK, "the fixed migration ran: {rows}");
 }
