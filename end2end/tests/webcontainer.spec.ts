@@ -214,3 +214,23 @@ test("offline: a WebContainer project's processes get its app secrets, masked in
   const lines = (await doubleRecord(page)).spawned.map((s) => s.args.join(' '));
   expect(lines.some((line) => line.includes("export STRIPE_KEY='sk_wc_hidden_value'"))).toBe(true);
 });
+
+test('offline: a supabase action of a browser project runs on the server, and the chat says where', async ({ page }) => {
+  await needsDouble(page);
+  test.setTimeout(APP_READY);
+  const project = await webcontainerProject(page);
+  await send(page, 'note the todos in the database');
+  const supabase = actions(page, 'supabase');
+  await expect(supabase).toHaveCount(2);
+  for (const action of await supabase.all()) {
+    await expect(action).toHaveAttribute('data-status', 'complete', { timeout: APP_READY });
+  }
+  await expect(supabase.nth(1).getByTestId('query-result')).toContainText('bread');
+  await expect(page.getByTestId('alert')).toContainText('needs the sandbox runtime');
+  await expect(page.getByTestId('alert')).toHaveCount(1);
+  // The server's database holds the table the browser's runner asked for.
+  const tables = await page.evaluate(async (p) => (await fetch(`/api/v1/projects/${p}/database/tables`)).json(), project);
+  expect(tables).toEqual([
+    { name: 'todos', rows: 2, columns: [{ name: 'id', type: 'integer' }, { name: 'title', type: 'text' }] },
+  ]);
+});

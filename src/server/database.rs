@@ -32,6 +32,10 @@ use crate::runtime::project::ProjectId;
 use crate::server::config::Config;
 use crate::server::private_files::PrivateFiles;
 
+/// The variables of [`Databases::env`] that hold the password, masked in
+/// the processes' output; the others (host, port, names) are shown.
+pub const SECRET_VARS: [&str; 2] = ["DATABASE_URL", "PGPASSWORD"];
+
 /// Where a project's processes find the socket's folder.
 pub const SANDBOX_SOCKET_DIR: &str = "/run/postgresql";
 
@@ -179,13 +183,18 @@ impl Databases {
         Ok(config)
     }
 
-    /// The project's credentials, made (and kept) the first time.
-    fn credentials(&self, project: &ProjectId) -> Result<Credentials, DatabaseUnavailable> {
-        let kept = self.credentials.read::<Credentials>(project).map_err(|e| {
+    /// The project's credentials if it has a database.
+    fn kept(&self, project: &ProjectId) -> Result<Option<Credentials>, DatabaseUnavailable> {
+        self.credentials.read::<Credentials>(project).map_err(|e| {
             DatabaseUnavailable(format!(
                 "the project's database password cannot be read: {e}"
             ))
-        })?;
+        })
+    }
+
+    /// The project's credentials, made (and kept) the first time.
+    fn credentials(&self, project: &ProjectId) -> Result<Credentials, DatabaseUnavailable> {
+        let kept = self.kept(project)?;
         if let Some(credentials) = kept {
             return Ok(credentials);
         }
@@ -255,11 +264,7 @@ impl Databases {
     /// Drops the project's database and role and forgets its password. A
     /// project that never had a database starts no server.
     pub async fn forget(&self, project: &ProjectId) -> Result<(), DatabaseUnavailable> {
-        let kept = self.credentials.read::<Credentials>(project).map_err(|e| {
-            DatabaseUnavailable(format!(
-                "the project's database password cannot be read: {e}"
-            ))
-        })?;
+        let kept = self.kept(project)?;
         let Some(credentials) = kept else {
             return Ok(());
         };
@@ -283,11 +288,7 @@ impl Databases {
         &self,
         project: &ProjectId,
     ) -> Result<Option<Vec<(String, String)>>, DatabaseError> {
-        let kept = self.credentials.read::<Credentials>(project).map_err(|e| {
-            DatabaseError::Unavailable(format!(
-                "the project's database password cannot be read: {e}"
-            ))
-        })?;
+        let kept = self.kept(project)?;
         if kept.is_none() {
             return Ok(None);
         }
@@ -339,11 +340,7 @@ impl Databases {
         mut out: std::fs::File,
     ) -> Result<Option<(std::fs::File, u64)>, DatabaseError> {
         use std::io::{Seek, SeekFrom};
-        let kept = self.credentials.read::<Credentials>(project).map_err(|e| {
-            DatabaseError::Unavailable(format!(
-                "the project's database password cannot be read: {e}"
-            ))
-        })?;
+        let kept = self.kept(project)?;
         let Some(credentials) = kept else {
             return Ok(None);
         };

@@ -117,8 +117,26 @@ pub enum SandboxError {
 /// Called with a project that is being closed.
 pub type ProjectClosed = Box<dyn Fn(&ProjectId) + Send + Sync>;
 /// Variables a host service gives a project's processes (its database's
-/// address and password), handled like its secrets.
-pub type ProjectEnv = Box<dyn Fn(&ProjectId) -> BTreeMap<String, String> + Send + Sync>;
+/// address and password).
+pub type ProjectEnv = Box<dyn Fn(&ProjectId) -> Vec<ServiceVar> + Send + Sync>;
+
+/// One variable from a host service; a `secret` one is masked in output
+/// like the project's secrets.
+pub struct ServiceVar {
+    pub name: String,
+    pub value: String,
+    pub secret: bool,
+}
+
+/// What a project's processes get beside the sandbox's own variables, and
+/// which values their output is masked for.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ProjectVars {
+    /// The project's secrets, then its services' variables.
+    pub env: BTreeMap<String, String>,
+    /// The secrets and the services' secret variables.
+    pub masked: BTreeMap<String, String>,
+}
 
 pub struct SandboxManager {
     settings: SandboxSettings,
@@ -152,8 +170,8 @@ impl SandboxManager {
         })
     }
 
-    /// Has `source`'s variables given to every process a project starts,
-    /// masked in its output like the project's secrets.
+    /// Has `source`'s variables given to every process a project starts
+    /// (the secret ones masked in its output like the project's secrets).
     pub fn add_project_env(&self, source: ProjectEnv) {
         self.project_env
             .lock()
@@ -161,23 +179,30 @@ impl SandboxManager {
             .push(source);
     }
 
-    /// The project's secrets, then its services' variables (which replace
-    /// a secret of the same name): what its processes get and what their
+    /// The project's secrets, then its services' variables (a secret the
+    /// person set wins over a service's variable of the same name, say a
+    /// `DATABASE_URL` of their own): what its processes get and what their
     /// output is masked for.
-    pub fn process_secrets(
+    pub fn project_vars(
         &self,
         project: &ProjectId,
-    ) -> Result<BTreeMap<String, String>, crate::server::secrets::SecretError> {
-        let mut values = self.secrets.values(project)?;
-        for source in self
-            .project_env
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-        {
-            values.extend(source(project));
+    ) -> Result<ProjectVars, crate::server::secrets::SecretError> {
+        let secrets = self.secrets.values(project)?;
+        let mut vars = ProjectVars {
+            env: secrets.clone(),
+            masked: secrets,
+        };
+        let sources = self.project_env.lock().unwrap_or_else(|e| e.into_inner());
+        for var in sources.iter().flat_map(|source| source(project)) {
+            if vars.env.contains_key(&var.name) {
+                continue;
+            }
+            if var.secret {
+                vars.masked.insert(var.name.clone(), var.value.clone());
+            }
+            vars.env.insert(var.name, var.value);
         }
-        Ok(values)
+        Ok(vars)
     }
 
     /// Has `hook` called whenever a project is closed (and at shutdown).
@@ -375,4 +400,67 @@ pub fn routes() -> Router<AppState> {
         .route("/preview/{project}/{port}", get(preview::redirect))
         .route("/preview/{project}/{port}/", get(preview::redirect))
         .route("/preview/{project}/{port}/{*rest}", get(preview::redirect))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_service_s_secret_variables_are_masked_and_the_others_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::defaults();
+        config.server.data_dir = dir.path().to_owned();
+        let manager = SandboxManager::new(SandboxSettings::from_config(&config, false));
+        let project = ProjectId::parse("p1").unwrap();
+        manager
+            .secrets()
+            .set(&project, "API_KEY", "k-123456")
+            .unwrap();
+        manager
+            .secrets()
+            .set(&project, "DATABASE_URL", "postgres://elsewhere")
+            .unwrap();
+        manager.add_project_env(Box::new(|_| {
+            vec![
+                ServiceVar {
+                    name: "PGPASSWORD".into(),
+                    value: "pw-123456".into(),
+                    secret: true,
+                },
+                ServiceVar {
+                    name: "PGPORT".into(),
+                    value: "5432".into(),
+                    secret: false,
+                },
+                ServiceVar {
+                    name: "DATABASE_URL".into(),
+                    value: "postgresql://project".into(),
+                    secret: true,
+                },
+            ]
+        }));
+        let vars = manager.project_vars(&project).unwrap();
+        let env: Vec<(&str, &str)> = vars
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            env,
+            [
+                ("API_KEY", "k-123456"),
+                ("DATABASE_URL", "postgres://elsewhere"),
+                ("PGPASSWORD", "pw-123456"),
+                ("PGPORT", "5432")
+            ],
+            "the person's own DATABASE_URL wins"
+        );
+        let masked: Vec<&str> = vars.masked.keys().map(String::as_str).collect();
+        assert_eq!(
+            masked,
+            ["API_KEY", "DATABASE_URL", "PGPASSWORD"],
+            "a port is no secret"
+        );
+    }
 }

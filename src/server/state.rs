@@ -64,7 +64,16 @@ impl AppState {
             databases.without_sandbox();
         }
         let env_of = Arc::clone(&databases);
-        sandbox.add_project_env(Box::new(move |project| env_of.env(project)));
+        sandbox.add_project_env(Box::new(move |project| {
+            let env = env_of.env(project);
+            env.into_iter()
+                .map(|(name, value)| super::sandbox::ServiceVar {
+                    secret: crate::server::database::SECRET_VARS.contains(&name.as_str()),
+                    name,
+                    value,
+                })
+                .collect()
+        }));
         AppState {
             preview_ports: PreviewPorts::new(ide, Arc::clone(&sandbox), Arc::clone(&access)),
             access,

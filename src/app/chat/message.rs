@@ -9,7 +9,7 @@ use crate::app::lazy::lazy_view;
 use super::agent_run::agent_run_footer_lazy;
 use super::agent_step::step_card_lazy;
 use super::answer_text::AnswerText;
-use super::artifact::ArtifactCard;
+use super::artifact::artifact_card_lazy;
 use super::checkpoint::checkpoint_buttons_lazy;
 use super::context::{ContextSummaryBlock, ContextUsageBadge, RulesBadge};
 use crate::app::api::{continue_answer, retry_answer, stop_run};
@@ -74,9 +74,10 @@ fn AnswerBody(message: Message) -> impl IntoView {
         .iter()
         .map(|part| match part {
             Part::Text { text } => EitherOf3::A(view! { <AnswerText text=text.clone() settled /> }),
-            Part::Artifact { id } => EitherOf3::B(
-                view! { <ArtifactCard message_id=message_id.clone() artifact_id=id.to_string() /> },
-            ),
+            Part::Artifact { id } => EitherOf3::B({
+                let (message_id, artifact_id) = (message_id.clone(), id.to_string());
+                lazy_view(move || artifact_card_lazy(message_id, artifact_id))
+            }),
             Part::Step { id } => {
                 let step = message.agent.as_ref().and_then(|run| run.step(id)).cloned();
                 EitherOf3::C(step.map(|step| lazy_view(move || step_card_lazy(step))))

@@ -7,12 +7,12 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use tokio_stream::wrappers::BroadcastStream;
 
-use super::SandboxManager;
 use super::bwrap::SANDBOX_USER;
 use super::client::{Failure, Incoming, ProjectEvents};
 use super::launch::Sandbox;
 use super::process::{Launch, QuotaNote, SandboxProcess};
 use super::wire::{Op, Reply};
+use super::{ProjectVars, SandboxManager};
 use crate::runtime::host::{
     CommandKind, CommandSpec, DirEntry, EventStream, FsEvent, PortEvent, Process, PtySize, Runtime,
     RuntimeError, checked_path,
@@ -150,10 +150,11 @@ impl ProjectRuntime {
         Ok(process)
     }
 
-    /// The project's secrets, for a process about to start.
-    fn secrets(&self) -> Result<BTreeMap<String, String>, RuntimeError> {
+    /// The project's secrets and services' variables, for a process about
+    /// to start.
+    fn vars(&self) -> Result<ProjectVars, RuntimeError> {
         self.manager
-            .process_secrets(&self.entry.id)
+            .project_vars(&self.entry.id)
             .map_err(|e| RuntimeError::Unavailable(e.to_string()))
     }
 
@@ -217,15 +218,15 @@ impl ProjectRuntime {
         pty: Option<PtySize>,
     ) -> Result<SandboxProcess, RuntimeError> {
         let sandbox = self.sandbox().await?;
-        let secrets = self.secrets()?;
-        let env = environment(&sandbox, &secrets, &[])?;
+        let vars = self.vars()?;
+        let env = environment(&sandbox, &vars.env, &[])?;
         let launch = Launch {
             argv,
             env,
             pty,
             timeout: None,
             reap_leftovers: false,
-            mask: mask_for(&secrets),
+            mask: mask_for(&vars.masked),
         };
         self.start(sandbox, launch).await
     }
@@ -337,14 +338,14 @@ impl Runtime for ProjectRuntime {
             CommandKind::Command => spec.timeout.or_else(|| limits.timeout()),
             CommandKind::Server => None,
         };
-        let secrets = self.secrets()?;
+        let vars = self.vars()?;
         let launch = Launch {
             argv: vec!["/bin/bash".to_owned(), "-c".to_owned(), spec.command],
-            env: environment(&sandbox, &secrets, &spec.env)?,
+            env: environment(&sandbox, &vars.env, &spec.env)?,
             pty: spec.pty,
             timeout,
             reap_leftovers: spec.kind == CommandKind::Command,
-            mask: mask_for(&secrets),
+            mask: mask_for(&vars.masked),
         };
         let process = self.start(sandbox, launch).await?;
         Ok(Box::new(process))
