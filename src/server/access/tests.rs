@@ -68,6 +68,16 @@ async fn every_route_but_healthz_needs_the_token() {
         post("/api/rollback_site"),
         post("/api/unpublish_site"),
         post("/api/publish_to_git"),
+        // A project's database, from the Database tab, a WebContainer tab
+        // and the HTTP API.
+        post("/api/database_tables"),
+        post("/api/database_query"),
+        post("/api/database_migrate"),
+        post("/api/database_rebuild"),
+        get("/api/v1/projects/someproject/database/tables"),
+        post("/api/v1/projects/someproject/database/query"),
+        post("/api/v1/projects/someproject/database/rebuild"),
+        get("/api/v1/projects/someproject/export.zip?data=1"),
     ] {
         let request = request.body(Body::empty()).unwrap();
         let path = request.uri().to_string();
