@@ -210,7 +210,7 @@ impl Databases {
     /// The variables the project's processes get once it has a database:
     /// none before.
     pub fn env(&self, project: &ProjectId) -> BTreeMap<String, String> {
-        let Ok(Some(credentials)) = self.credentials.read::<Credentials>(project) else {
+        let Ok(Some(credentials)) = self.kept(project) else {
             return BTreeMap::new();
         };
         let (host, port) = self.sandbox_host();
@@ -251,7 +251,7 @@ impl Databases {
         let Ok(config) = external(&self.url) else {
             return (SANDBOX_SOCKET_DIR.to_owned(), 5432);
         };
-        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let port = port_of(&config);
         if let Some(path) = unix_host(&config) {
             return (socket(path), port);
         }
@@ -346,14 +346,12 @@ impl Databases {
         };
         let config = self.project_config(project).await?;
         let program = cluster::find_bin_dir(&self.bin_dir)?.join("pg_dump");
-        let (host, port) = match config.get_hosts().first() {
-            Some(tokio_postgres::config::Host::Unix(dir)) => {
-                (dir.to_string_lossy().into_owned(), 5432)
-            }
-            Some(tokio_postgres::config::Host::Tcp(host)) => (host.clone(), 5432),
-            None => (String::new(), 5432),
+        let host = match (unix_host(&config), config.get_hosts().first()) {
+            (Some(dir), _) => dir.to_string_lossy().into_owned(),
+            (None, Some(tokio_postgres::config::Host::Tcp(host))) => host.clone(),
+            (None, _) => String::new(),
         };
-        let port = config.get_ports().first().copied().unwrap_or(port);
+        let port = port_of(&config);
         let stdout = out
             .try_clone()
             .map_err(|e| DatabaseError::Unavailable(format!("pg_dump: {e}")))?;
@@ -428,6 +426,11 @@ pub fn socket_dir(config: &Config) -> Option<PathBuf> {
         return Some(Layout::new(&config.server.data_dir).socket_dir());
     }
     unix_host(&external(&config.database.url).ok()?)
+}
+
+/// A server's port (PostgreSQL's own when the settings name none).
+fn port_of(config: &tokio_postgres::Config) -> u16 {
+    config.get_ports().first().copied().unwrap_or(5432)
 }
 
 /// The socket folder among a server's hosts, if it has one.

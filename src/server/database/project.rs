@@ -28,6 +28,13 @@ pub async fn connect(config: &tokio_postgres::Config) -> Result<Client, Database
     Ok(client)
 }
 
+/// A connection as the server's superuser, for the statements below.
+async fn connect_admin(admin: &tokio_postgres::Config) -> Result<Client, DatabaseUnavailable> {
+    connect(admin)
+        .await
+        .map_err(|e| DatabaseUnavailable(e.to_string()))
+}
+
 /// A quoted identifier.
 fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -48,9 +55,7 @@ pub async fn provision(
             describe(&e, None)
         ))
     };
-    let client = connect(admin)
-        .await
-        .map_err(|e| DatabaseUnavailable(e.to_string()))?;
+    let client = connect_admin(admin).await?;
     let has_role = client
         .query_opt("SELECT 1 FROM pg_roles WHERE rolname = $1", &[&role])
         .await
@@ -96,9 +101,7 @@ pub async fn drop(
     role: &str,
     database: &str,
 ) -> Result<(), DatabaseUnavailable> {
-    let client = connect(admin)
-        .await
-        .map_err(|e| DatabaseUnavailable(e.to_string()))?;
+    let client = connect_admin(admin).await?;
     // One statement a call: DROP DATABASE cannot run in a transaction,
     // which several statements in one call are.
     for statement in [
@@ -121,9 +124,7 @@ pub async fn drop_database(
     admin: &tokio_postgres::Config,
     database: &str,
 ) -> Result<(), DatabaseUnavailable> {
-    let client = connect(admin)
-        .await
-        .map_err(|e| DatabaseUnavailable(e.to_string()))?;
+    let client = connect_admin(admin).await?;
     client
         .batch_execute(&format!(
             "DROP DATABASE IF EXISTS {} WITH (FORCE)",
@@ -143,9 +144,7 @@ pub async fn drop_database(
 pub async fn close_shared_databases(
     admin: &tokio_postgres::Config,
 ) -> Result<(), DatabaseUnavailable> {
-    let client = connect(admin)
-        .await
-        .map_err(|e| DatabaseUnavailable(e.to_string()))?;
+    let client = connect_admin(admin).await?;
     client
         .batch_execute("REVOKE CONNECT ON DATABASE postgres FROM PUBLIC; REVOKE CONNECT ON DATABASE template1 FROM PUBLIC")
         .await
