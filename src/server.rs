@@ -14,6 +14,7 @@ pub mod errors;
 pub mod host_tools;
 pub mod http;
 pub mod llm;
+pub mod mcp;
 pub mod page;
 pub mod parse_cmd;
 pub mod private_files;

@@ -102,6 +102,11 @@ impl CommandSpec {
     }
 }
 
+/// `text` as one word of a [`CommandSpec`]'s command line, whatever it holds.
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
 /// A resource limit a process can run into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

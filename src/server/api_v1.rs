@@ -1,6 +1,7 @@
 //! The headless HTTP API under `/api/v1` (documented in `docs/api.md`):
 //! projects (and the starter templates they can begin from), messages,
-//! files as JSON and raw bytes, and app secrets (by name), for scripts and
+//! files as JSON and raw bytes, app secrets (by name) and the owner's MCP
+//! servers (their secret values never), for scripts and
 //! other tools. It sits behind the same access guard as every IDE route and
 //! calls the same session code as the UI's server functions. Errors are
 //! JSON with a stable `code`.
@@ -13,6 +14,7 @@ mod enhance;
 mod error;
 mod files;
 mod git;
+mod mcp;
 mod messages;
 mod projects;
 mod publish;
@@ -120,6 +122,15 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/api/v1/projects/{id}/approvals/{step_id}",
             post(approvals::decide),
+        )
+        .route("/api/v1/mcp/servers", get(mcp::list))
+        .route(
+            "/api/v1/mcp/servers/{name}",
+            put(mcp::put).delete(mcp::delete),
+        )
+        .route(
+            "/api/v1/projects/{id}/mcp",
+            get(mcp::chosen).put(mcp::choose),
         )
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .merge(transfer::routes())

@@ -41,6 +41,7 @@ pub fn api_code(error: &ApiError) -> ErrorCode {
         ApiError::Remote(error) => features::remote_code(error),
         ApiError::Sync(error) => features::sync_code(error),
         ApiError::Database(error) => features::database_code(error),
+        ApiError::Mcp(error) => features::mcp_code(error),
     }
 }
 

@@ -17,6 +17,7 @@ pub mod enhance;
 pub mod fix;
 mod hub;
 pub mod manage;
+pub mod mcp;
 pub mod page_report;
 mod project;
 pub mod publish;

@@ -37,6 +37,8 @@ pub struct AppState {
     pub sites: crate::server::publish::Sites,
     /// Each project's PostgreSQL database.
     pub databases: Arc<crate::server::database::Databases>,
+    /// The owner's MCP servers, their tools for the agent.
+    pub mcp: Arc<crate::server::mcp::McpService>,
 }
 
 impl AppState {
@@ -83,6 +85,10 @@ impl AppState {
             remotes: crate::server::remote::RemoteStore::new(&config.server.data_dir),
             sites: crate::server::publish::Sites::new(&config.server.data_dir),
             databases,
+            mcp: Arc::new(crate::server::mcp::McpService::new(
+                &config.mcp,
+                &config.server.data_dir,
+            )),
             llm: Arc::new(LlmService::new(config.clone())),
             config,
             sandbox,

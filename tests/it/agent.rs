@@ -44,7 +44,7 @@ fn transcript() -> serde_json::Value {
     })
 }
 
-fn sandbox(data_dir: &std::path::Path) -> Arc<SandboxManager> {
+pub(crate) fn sandbox(data_dir: &std::path::Path) -> Arc<SandboxManager> {
     let mut config = Config::defaults().sandbox;
     config.network = NetworkMode::None;
     let manager = SandboxManager::new(SandboxSettings {
@@ -74,6 +74,7 @@ async fn the_agent_builds_and_starts_a_small_app_through_the_scripted_provider()
         system: "You build apps with tools.".to_owned(),
         window: Window::new(32_768, None),
         cancel,
+        tools: tools.specs(),
     };
     let agent = Agent {
         model: &model,

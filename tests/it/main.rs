@@ -13,6 +13,7 @@ mod database;
 mod enhance;
 mod git_remote;
 mod llm;
+mod mcp;
 mod protocol;
 mod publish;
 mod runtime_choice;

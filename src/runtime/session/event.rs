@@ -310,6 +310,11 @@ pub enum SessionEvent {
     SideCost {
         cost_usd: f64,
     },
+    /// The owner's MCP servers whose tools this project's agent gets;
+    /// `None`: every configured server.
+    McpServersSet {
+        servers: Option<Vec<String>>,
+    },
 }
 
 /// A file as the last answer found it and left it (the diff view).

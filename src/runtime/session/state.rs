@@ -192,6 +192,10 @@ pub struct SessionState {
     /// What requests beside the conversation cost (`SideCost`).
     #[serde(default)]
     pub side_usd: f64,
+    /// The MCP servers whose tools the agent gets here; `None`: all of
+    /// them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<Vec<String>>,
     /// The chats opened beside the first one, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chats: Vec<Chat>,
@@ -486,6 +490,10 @@ impl SessionState {
             }
             SessionEvent::SideCost { cost_usd } => {
                 self.side_usd += cost_usd;
+                Touched::Messages
+            }
+            SessionEvent::McpServersSet { servers } => {
+                self.mcp_servers.clone_from(servers);
                 Touched::Messages
             }
         }

@@ -52,10 +52,19 @@ pub enum Approval {
     Deny,
 }
 
+/// What a step that waits for approval calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Subject {
+    /// One of the built-in tools.
+    Builtin(Tool),
+    /// A tool from elsewhere (an MCP server), as its source describes it.
+    Other { description: String },
+}
+
 /// Asks the person about a step; only consulted without auto-approval.
 #[async_trait]
 pub trait Approver: Send + Sync {
-    async fn decide(&self, tool: Tool, call: &ToolCall) -> Approval;
+    async fn decide(&self, subject: Subject, call: &ToolCall) -> Approval;
 }
 
 /// Approves everything (`[agent] auto_approve`).
@@ -63,7 +72,7 @@ pub struct AutoApprove;
 
 #[async_trait]
 impl Approver for AutoApprove {
-    async fn decide(&self, _tool: Tool, _call: &ToolCall) -> Approval {
+    async fn decide(&self, _subject: Subject, _call: &ToolCall) -> Approval {
         Approval::Approve
     }
 }
@@ -282,16 +291,24 @@ impl<F: FnMut(AgentEvent) + Send> Run<'_, F> {
     /// Asks for approval when needed, then runs the call; `None` when the
     /// run was stopped meanwhile.
     async fn perform(&mut self, call: &ToolCall) -> Option<ToolOutput> {
-        let cancel = self.agent.tools.cancel.clone();
-        let tool = Tool::from_name(&call.name);
-        if let Some(tool) = tool.filter(|t| t.needs_approval() && !self.agent.settings.auto_approve)
-        {
+        let tools = self.agent.tools;
+        let cancel = tools.cancel.clone();
+        if tools.needs_approval(&call.name) && !self.agent.settings.auto_approve {
+            let subject = match (Tool::from_name(&call.name), &tools.extra) {
+                (Some(tool), _) => Subject::Builtin(tool),
+                (None, Some(extra)) => Subject::Other {
+                    description: extra.describe(&call.name, &call.arguments),
+                },
+                (None, None) => Subject::Other {
+                    description: call.name.clone(),
+                },
+            };
             (self.on_event)(AgentEvent::AwaitingApproval {
                 step: self.step,
                 call: call.clone(),
             });
             let decision = tokio::select! {
-                decision = self.agent.approver.decide(tool, call) => decision,
+                decision = self.agent.approver.decide(subject, call) => decision,
                 _ = cancel.cancelled() => return None,
             };
             if decision == Approval::Deny {

@@ -17,6 +17,8 @@ mod listing;
 mod search;
 pub(in crate::server::agent) mod shell;
 
+pub use shell::{MAX_OUTPUT_CHARS, cap_middle};
+
 #[cfg(test)]
 mod tests;
 
@@ -56,6 +58,23 @@ pub struct ToolContext {
     pub output: Option<OutputSink>,
     /// Servers started by `run_shell_command`, kept running.
     servers: Mutex<Vec<Box<dyn Process>>>,
+    /// Tools from elsewhere (the owner's MCP servers), beside the built-in ones.
+    pub extra: Option<Arc<dyn ToolSource>>,
+}
+
+/// Tools beside the built-in ones (`server::mcp`): the loop offers their
+/// specs, asks for approval when they say so, and runs their calls.
+#[async_trait::async_trait]
+pub trait ToolSource: Send + Sync {
+    /// The tools offered to the model.
+    fn specs(&self) -> Vec<ToolSpec>;
+    fn owns(&self, name: &str) -> bool;
+    /// Whether a call waits for the person's approval.
+    fn needs_approval(&self, name: &str) -> bool;
+    /// What the person approves: where the call goes and its arguments.
+    fn describe(&self, name: &str, arguments: &str) -> String;
+    /// Runs one call; every failure is an output the model reads.
+    async fn call(&self, name: &str, arguments: &str) -> ToolOutput;
 }
 
 impl ToolContext {
@@ -67,6 +86,32 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             output: None,
             servers: Mutex::new(Vec::new()),
+            extra: None,
+        }
+    }
+
+    pub fn with_extra(mut self, extra: Arc<dyn ToolSource>) -> ToolContext {
+        self.extra = Some(extra);
+        self
+    }
+
+    /// Every tool's spec, the built-in ones first, for the request.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        let mut specs = specs();
+        if let Some(extra) = &self.extra {
+            specs.extend(extra.specs());
+        }
+        specs
+    }
+
+    /// Whether a call of `name` waits for the person's approval.
+    pub fn needs_approval(&self, name: &str) -> bool {
+        match Tool::from_name(name) {
+            Some(tool) => tool.needs_approval(),
+            None => self
+                .extra
+                .as_ref()
+                .is_some_and(|extra| extra.owns(name) && extra.needs_approval(name)),
         }
     }
 
@@ -323,6 +368,16 @@ fn tool_names() -> String {
 /// Runs one call: the tool named `name` with the JSON `arguments` the model
 /// wrote.
 pub async fn run_tool(cx: &ToolContext, name: &str, arguments: &str) -> ToolOutput {
+    if let Some(extra) = cx.extra.as_ref().filter(|extra| extra.owns(name)) {
+        return tokio::select! {
+            output = extra.call(name, arguments) => output,
+            _ = cx.cancel.cancelled() => ToolOutput {
+                text: "Error: stopped by the user".to_owned(),
+                ok: false,
+                port: None,
+            },
+        };
+    }
     let result = match Tool::from_name(name) {
         None => Err(ToolError::Unknown(name.to_owned())),
         Some(tool) => dispatch(cx, tool, arguments).await,

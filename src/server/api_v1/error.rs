@@ -13,6 +13,7 @@ use crate::runtime::database::DatabaseError;
 use crate::runtime::error::ErrorCode;
 use crate::runtime::host::RuntimeError;
 use crate::server::errors;
+use crate::server::mcp::McpSettingsError;
 use crate::server::projects::ProjectError;
 use crate::server::secrets::SecretError;
 use crate::server::session::agent::ApprovalError as AgentApprovalError;
@@ -112,6 +113,11 @@ impl From<ApiError> for V1Error {
             ApiError::Secret(_) => "invalid_secret",
             ApiError::Approval(AgentApprovalError::NotFound(_)) => "step_not_found",
             ApiError::Approval(AgentApprovalError::NotWaiting { .. }) => "step_not_waiting",
+            ApiError::Mcp(McpSettingsError::NotFound(_)) => "mcp_server_not_found",
+            ApiError::Mcp(McpSettingsError::FromConfig(_)) => "mcp_server_configured",
+            ApiError::Mcp(McpSettingsError::UnknownServers(_)) => "unknown_mcp_server",
+            ApiError::Mcp(McpSettingsError::Spec(_)) => "invalid_mcp_server",
+            ApiError::Mcp(McpSettingsError::Io(_)) => "storage",
         };
         let mut v1 = V1Error::of(kind, code, error.to_string());
         v1.paths = paths;

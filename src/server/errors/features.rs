@@ -8,6 +8,7 @@ use crate::runtime::database::DatabaseError;
 use crate::runtime::error::{ErrorCode, RivetError};
 use crate::server::checkpoint::CheckpointError;
 use crate::server::checkpoint::git::sync::SyncError;
+use crate::server::mcp::McpSettingsError;
 use crate::server::publish::PublishError;
 use crate::server::remote::RemoteError;
 use crate::server::secrets::SecretError;
@@ -154,6 +155,16 @@ impl From<crate::server::llm::settings_file::SettingsFileError> for RivetError {
 impl From<crate::server::llm::local_probe::ProbeError> for RivetError {
     fn from(error: crate::server::llm::local_probe::ProbeError) -> RivetError {
         coded(ErrorCode::Internal, &error)
+    }
+}
+
+pub fn mcp_code(error: &McpSettingsError) -> ErrorCode {
+    match error {
+        McpSettingsError::NotFound(_) => ErrorCode::NotFound,
+        McpSettingsError::Io(_) => ErrorCode::Internal,
+        McpSettingsError::Spec(_)
+        | McpSettingsError::FromConfig(_)
+        | McpSettingsError::UnknownServers(_) => ErrorCode::Invalid,
     }
 }
 

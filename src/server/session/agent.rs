@@ -31,11 +31,12 @@ use crate::runtime::protocol::Parser;
 use crate::runtime::session::{MessageStatus, Mode, SessionEvent};
 use crate::server::agent::build::latest_failures;
 use crate::server::agent::run::{Agent, AgentEnd, AgentSettings, LlmModel, Model, ModelStep};
-use crate::server::agent::tools::{OutputSink, ToolContext};
+use crate::server::agent::tools::{OutputSink, ToolContext, ToolSource};
 use crate::server::config::AgentConfig;
 use crate::server::llm::LlmService;
 use crate::server::llm::client::ChatMessage;
 use crate::server::llm::prompt::RuntimeDescription;
+use crate::server::mcp::McpService;
 
 /// What the model is told in agent mode.
 pub const SYSTEM_PROMPT: &str = "You are Rivet's agent. You build and change the web project in \
@@ -53,6 +54,8 @@ pub struct AgentContext {
     /// For the Build-mode fallback.
     pub description: RuntimeDescription,
     pub config: AgentConfig,
+    /// The owner's MCP servers.
+    pub mcp: Arc<McpService>,
 }
 
 /// The conversation's mode: the one chosen, else the configured default.
@@ -85,6 +88,7 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
         llm,
         description,
         config,
+        mcp,
     } = cx;
     let message_id = answer.message_id.clone();
     let mut saved = SavedAnswer::new(&message_id, None, "");
@@ -105,9 +109,10 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
         max_steps: settings.max_steps,
     });
     let board = Arc::new(board::Board::new(Arc::clone(&project), &message_id));
-    let tools = tool_context(&project, &cancel, board.output_sink());
-    project.agent.keep_tools(Arc::clone(&tools)).await;
     let window = llm.context_window(&resolved).await;
+    let extra = mcp_tools(&project, &mcp, &board, window.prompt_limit()).await;
+    let tools = tool_context(&project, &cancel, board.output_sink(), extra);
+    project.agent.keep_tools(Arc::clone(&tools)).await;
     let rules = turn::include_rules(&project, &llm, &message_id).await;
     let price = llm.price(&resolved).await;
     let model = Tracked {
@@ -116,6 +121,7 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
             system: format!("{SYSTEM_PROMPT}\n{rules}"),
             window,
             cancel: cancel.clone(),
+            tools: tools.specs(),
         },
         project: Arc::clone(&project),
         message_id: message_id.clone(),
@@ -179,10 +185,37 @@ fn text_tail(text: &str) -> String {
     text[start..].trim().to_owned()
 }
 
+/// The tools of the project's MCP servers; a server left out (it did not
+/// start, or its tools do not fit) is said in the chat.
+async fn mcp_tools(
+    project: &Arc<ProjectHandle>,
+    mcp: &Arc<McpService>,
+    board: &board::Board,
+    window_tokens: u32,
+) -> Option<Arc<dyn ToolSource>> {
+    let chosen = project.session.read(|s| s.mcp_servers.clone());
+    if chosen.as_ref().is_some_and(Vec::is_empty) || mcp.names().is_empty() {
+        return None;
+    }
+    let (tools, notes) = mcp
+        .tools_for(
+            &project.id,
+            &project.runtime,
+            chosen.as_deref(),
+            window_tokens,
+        )
+        .await;
+    for note in notes {
+        board.note(&note);
+    }
+    Some(Arc::new(tools))
+}
+
 fn tool_context(
     project: &Arc<ProjectHandle>,
     cancel: &CancellationToken,
     output: OutputSink,
+    extra: Option<Arc<dyn ToolSource>>,
 ) -> Arc<ToolContext> {
     let recording = Arc::new(RecordingRuntime {
         inner: Arc::clone(&project.runtime),
@@ -191,14 +224,16 @@ fn tool_context(
     let session = Arc::clone(&project.session);
     // Failures after this one come from the run itself.
     let since = super::fix::mark(project);
-    Arc::new(
-        ToolContext::new(recording)
-            .with_build_results(Arc::new(move || {
-                session.read(|s| latest_failures(s, since))
-            }))
-            .with_cancel(cancel.clone())
-            .with_output(output),
-    )
+    let mut tools = ToolContext::new(recording)
+        .with_build_results(Arc::new(move || {
+            session.read(|s| latest_failures(s, since))
+        }))
+        .with_cancel(cancel.clone())
+        .with_output(output);
+    if let Some(extra) = extra {
+        tools = tools.with_extra(extra);
+    }
+    Arc::new(tools)
 }
 
 /// The model refused tools on the first request: the message is answered

@@ -77,6 +77,8 @@ pub enum ApiError {
     TooManyChats,
     #[error(transparent)]
     Database(#[from] crate::runtime::database::DatabaseError),
+    #[error(transparent)]
+    Mcp(#[from] crate::server::mcp::McpSettingsError),
 }
 
 /// The handle of a project that exists. Every operation below starts here;

@@ -470,6 +470,7 @@ fn spawn(state: &AppState, handle: &Arc<ProjectHandle>, answer: Answer, cancel: 
                 llm,
                 description,
                 config: state.config.agent.clone(),
+                mcp: Arc::clone(&state.mcp),
             };
             agent::run(cx, answer, cancel).await;
             finish(&handle, &message_id);

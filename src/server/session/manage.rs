@@ -118,6 +118,7 @@ pub async fn delete(state: &AppState, id: &ProjectId) -> Result<(), ApiError> {
     super::remote::forget(state, id);
     super::publish::forget(state, id);
     super::database::forget(state, id).await;
+    super::mcp::forget(state, id);
     // The row first: a directory left by a failure below is no project.
     state.store.delete_project(id.as_str()).await?;
     match state.projects.delete(id) {

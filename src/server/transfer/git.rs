@@ -11,7 +11,7 @@ use futures::StreamExt;
 
 use super::TransferError;
 use super::staging::Limits;
-use crate::runtime::host::{CommandSpec, Runtime};
+use crate::runtime::host::{CommandSpec, Runtime, shell_quote};
 
 /// The folder of the workspace the clone is made in.
 pub const CLONE_DIR: &str = ".rivet-clone";
@@ -69,10 +69,6 @@ pub fn repository_name(url: &url::Url) -> String {
         .and_then(|mut segments| segments.rfind(|s| !s.is_empty()))
         .unwrap_or("repository");
     last.trim_end_matches(".git").to_owned()
-}
-
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// The command that clones `url` into [`CLONE_DIR`].

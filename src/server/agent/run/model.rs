@@ -8,7 +8,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Model, ModelStep};
 use crate::runtime::llm::LlmError;
-use crate::server::agent::tools::specs;
 use crate::server::llm::budget::fit::Window;
 use crate::server::llm::budget::steps::fit_steps;
 use crate::server::llm::budget::{PER_MESSAGE, estimate_text};
@@ -23,13 +22,15 @@ pub struct LlmModel {
     pub window: Window,
     /// Stops a streaming answer at once.
     pub cancel: CancellationToken,
+    /// The tools offered (`ToolContext::specs`).
+    pub tools: Vec<ToolSpec>,
 }
 
 #[async_trait]
 impl Model for LlmModel {
     async fn step(&self, messages: &[ChatMessage]) -> Result<ModelStep, LlmError> {
         let mut request = ChatRequest::new(self.system.clone(), Vec::new());
-        request.tools = specs();
+        request.tools = self.tools.clone();
         let fixed = PER_MESSAGE + estimate_text(&self.system) + tools_tokens(&request.tools);
         request.messages = fit_steps(messages, self.window.prompt_limit().saturating_sub(fixed));
         let outcome = chat(&self.llm, request, self.cancel.clone(), |_| {}).await;

@@ -47,7 +47,7 @@ struct Decisions {
 
 #[async_trait]
 impl Approver for Decisions {
-    async fn decide(&self, _tool: Tool, call: &ToolCall) -> Approval {
+    async fn decide(&self, _subject: Subject, call: &ToolCall) -> Approval {
         self.asked.lock().unwrap().push(call.name.clone());
         let next = self.queue.lock().unwrap().pop_front();
         match next {
@@ -382,6 +382,7 @@ async fn a_real_model_round_trips_a_tool_call() {
         system: "You answer questions about the project's files with the tools.".to_owned(),
         window: crate::server::llm::budget::fit::Window::new(32_768, None),
         cancel,
+        tools: tools.specs(),
     };
     let agent = Agent {
         model: &model,
@@ -407,3 +408,5 @@ async fn a_real_model_round_trips_a_tool_call() {
     assert!(read, "no read_file result came back: {events:#?}");
     assert_eq!(outcome.end, AgentEnd::Done, "{events:#?}");
 }
+
+mod extra;

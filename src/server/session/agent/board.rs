@@ -14,8 +14,8 @@ use crate::runtime::llm::ToolCall;
 use crate::runtime::protocol::Event;
 use crate::runtime::runner::command_line;
 use crate::runtime::session::{AgentStep, Decision, SessionEvent, StepStatus};
-use crate::server::agent::run::{AgentEvent, Approval, Approver, DENIED};
-use crate::server::agent::tools::{OutputSink, Tool, ToolOutput};
+use crate::server::agent::run::{AgentEvent, Approval, Approver, DENIED, Subject};
+use crate::server::agent::tools::{OutputSink, ToolOutput};
 
 pub struct Board {
     project: Arc<ProjectHandle>,
@@ -131,23 +131,32 @@ impl Board {
         }
     }
 
+    /// A note of the IDE's in the answer's text (a tool server left out).
+    pub fn note(&self, note: &str) {
+        self.said(&format!("*{note}*"));
+    }
+
+    fn said(&self, text: &str) {
+        let piece = {
+            let mut inner = self.inner();
+            let piece = if inner.text.is_empty() {
+                text.to_owned()
+            } else {
+                format!("\n\n{text}")
+            };
+            inner.text.push_str(&piece);
+            piece
+        };
+        self.project.session.append_text(&self.message_id, &piece);
+        self.project.publish(SessionEvent::Protocol {
+            message_id: self.message_id.clone(),
+            event: Event::Text { text: piece },
+        });
+    }
+
     fn answered(&self, step: u32, text: &str, calls: Vec<ToolCall>) {
         if !text.trim().is_empty() {
-            let piece = {
-                let mut inner = self.inner();
-                let piece = if inner.text.is_empty() {
-                    text.to_owned()
-                } else {
-                    format!("\n\n{text}")
-                };
-                inner.text.push_str(&piece);
-                piece
-            };
-            self.project.session.append_text(&self.message_id, &piece);
-            self.project.publish(SessionEvent::Protocol {
-                message_id: self.message_id.clone(),
-                event: Event::Text { text: piece },
-            });
+            self.said(text);
         }
         for (index, call) in calls.into_iter().enumerate() {
             let card = AgentStep {
@@ -239,8 +248,8 @@ impl Board {
     }
 
     /// Shows the waiting card and waits for the person.
-    async fn ask(&self, tool: Tool, call: &ToolCall) -> Decision {
-        let preview = preview::approval_preview(&*self.project.runtime, tool, call).await;
+    async fn ask(&self, subject: Subject, call: &ToolCall) -> Decision {
+        let preview = preview::approval_preview(&*self.project.runtime, subject, call).await;
         let step_id = {
             let inner = self.inner();
             let found = inner.cards.iter().rev().find(|(c, _)| c.id == call.id);
@@ -268,16 +277,16 @@ pub struct SessionApprover {
 
 #[async_trait]
 impl Approver for SessionApprover {
-    async fn decide(&self, tool: Tool, call: &ToolCall) -> Approval {
+    async fn decide(&self, subject: Subject, call: &ToolCall) -> Approval {
         let allowed = self
             .board
             .project
             .session
-            .read(|s| s.always_allowed.contains(tool.name()));
+            .read(|s| s.always_allowed.contains(&call.name));
         let decision = if allowed {
             Decision::Approve
         } else {
-            self.board.ask(tool, call).await
+            self.board.ask(subject, call).await
         };
         if decision == Decision::Deny {
             return Approval::Deny;

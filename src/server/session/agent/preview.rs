@@ -10,6 +10,7 @@ use crate::runtime::action;
 use crate::runtime::host::Runtime;
 use crate::runtime::llm::ToolCall;
 use crate::runtime::session::StepChange;
+use crate::server::agent::run::Subject;
 use crate::server::agent::tools::{Tool, file_path};
 
 /// The longest an approval preview's diff may search for the smallest one.
@@ -88,10 +89,14 @@ impl ApprovalPreview {
 
 pub async fn approval_preview(
     runtime: &dyn Runtime,
-    tool: Tool,
+    subject: Subject,
     call: &ToolCall,
 ) -> ApprovalPreview {
     let args = arguments(call);
+    let tool = match subject {
+        Subject::Builtin(tool) => tool,
+        Subject::Other { description } => return ApprovalPreview::text(description),
+    };
     match tool {
         Tool::RunShellCommand => ApprovalPreview::text(format!("$ {}", text(&args, "command"))),
         Tool::WriteFile => {

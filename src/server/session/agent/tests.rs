@@ -94,6 +94,7 @@ mod approval_previews {
     use super::call;
     use crate::runtime::host::fake::FakeRuntime;
     use crate::runtime::session::StepChange;
+    use crate::server::agent::run::Subject;
     use crate::server::agent::tools::Tool;
 
     #[tokio::test]
@@ -103,7 +104,7 @@ mod approval_previews {
             "write_file",
             serde_json::json!({"file_path": "/home/project/src/a.js", "content": "one\nthree\n"}),
         );
-        let preview = approval_preview(&fake, Tool::WriteFile, &write).await;
+        let preview = approval_preview(&fake, Subject::Builtin(Tool::WriteFile), &write).await;
         assert!(preview.text.contains("-two\n+three\n"), "{}", preview.text);
         let change = preview.change.expect("the whole file");
         assert_eq!(change.path, "src/a.js");
@@ -120,7 +121,7 @@ mod approval_previews {
             "write_file",
             serde_json::json!({"file_path": "b.txt", "content": "hi\n"}),
         );
-        let preview = approval_preview(&fake, Tool::WriteFile, &write).await;
+        let preview = approval_preview(&fake, Subject::Builtin(Tool::WriteFile), &write).await;
         let change = preview.change.expect("the whole file");
         assert_eq!(
             (change.before.as_str(), change.after.as_str()),
@@ -135,7 +136,7 @@ mod approval_previews {
             "replace",
             serde_json::json!({"file_path": "a.txt", "old_string": "old line", "new_string": "new line"}),
         );
-        let preview = approval_preview(&fake, Tool::Replace, &replace).await;
+        let preview = approval_preview(&fake, Subject::Builtin(Tool::Replace), &replace).await;
         assert!(
             preview
                 .text
@@ -154,7 +155,7 @@ mod approval_previews {
             "replace",
             serde_json::json!({"file_path": "a.txt", "old_string": "old\n", "new_string": "new\n"}),
         );
-        let preview = approval_preview(&fake, Tool::Replace, &replace).await;
+        let preview = approval_preview(&fake, Subject::Builtin(Tool::Replace), &replace).await;
         assert!(preview.text.contains("-old\n+new\n"), "{}", preview.text);
         assert_eq!(preview.change, None);
         let missing = call(
@@ -162,7 +163,7 @@ mod approval_previews {
             serde_json::json!({"file_path": "gone.txt", "old_string": "a", "new_string": "b"}),
         );
         assert_eq!(
-            approval_preview(&fake, Tool::Replace, &missing)
+            approval_preview(&fake, Subject::Builtin(Tool::Replace), &missing)
                 .await
                 .change,
             None
@@ -177,7 +178,7 @@ mod approval_previews {
             "write_file",
             serde_json::json!({"file_path": "big.txt", "content": "small\n"}),
         );
-        let preview = approval_preview(&fake, Tool::WriteFile, &write).await;
+        let preview = approval_preview(&fake, Subject::Builtin(Tool::WriteFile), &write).await;
         assert_eq!(preview.change, None);
         assert!(preview.text.contains("+small\n"));
     }
@@ -189,7 +190,8 @@ mod approval_previews {
             "run_shell_command",
             serde_json::json!({"command": "npm test"}),
         );
-        let preview = approval_preview(&fake, Tool::RunShellCommand, &shell).await;
+        let preview =
+            approval_preview(&fake, Subject::Builtin(Tool::RunShellCommand), &shell).await;
         assert_eq!(
             (preview.text.as_str(), preview.change),
             ("$ npm test", None)
