@@ -10,6 +10,7 @@ pub mod host;
 pub mod kind;
 pub mod llm;
 pub mod mask;
+pub mod mcp;
 pub mod path;
 pub mod preview;
 pub mod project;

@@ -9,6 +9,7 @@ mod format_field;
 mod git_remote;
 mod key_field;
 mod local_models;
+mod mcp;
 mod publish;
 mod rules;
 mod secrets;
@@ -84,7 +85,7 @@ pub fn SettingsPanel(open: RwSignal<bool>) -> impl IntoView {
                     llm.settings
                         .get()
                         .map(|result| match result {
-                            Ok(s) => Either::Left(view! { <LlmForm settings=s open /> <auto_fix::AutoFixSetting /> <rules::RulesSetting open /> <secrets::SecretsSetting open /> <git_remote::GitRemoteSetting open /> <publish::PublishSetting open /> }),
+                            Ok(s) => Either::Left(view! { <LlmForm settings=s open /> <auto_fix::AutoFixSetting /> <rules::RulesSetting open /> <secrets::SecretsSetting open /> <git_remote::GitRemoteSetting open /> <publish::PublishSetting open /> <mcp::McpSetting open /> }),
                             Err(e) => Either::Right(view! { <p role="alert">{e.to_string()}</p> }),
                         })
                 }}

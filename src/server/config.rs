@@ -30,6 +30,8 @@ pub struct Config {
     pub mcp: McpConfig,
 }
 
+pub use crate::runtime::mcp::{McpRun, McpServerSpec};
+
 /// The owner's MCP servers (`[mcp]`; `server::mcp`).
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -38,42 +40,6 @@ pub struct McpConfig {
     pub start_timeout_secs: u64,
     pub call_timeout_secs: u64,
     pub tools_budget_percent: u32,
-}
-
-/// One MCP server as configured: a command (stdio) or a URL (streamable
-/// HTTP), checked by `server::mcp::spec`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct McpServerSpec {
-    #[serde(default)]
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub args: Vec<String>,
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub env: std::collections::BTreeMap<String, String>,
-    #[serde(default)]
-    pub run: McpRun,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub headers: std::collections::BTreeMap<String, String>,
-    #[serde(default)]
-    pub trusted: bool,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub trusted_tools: Vec<String>,
-}
-
-/// Where a stdio MCP server runs.
-#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum McpRun {
-    /// In the project's sandbox, with its limits, network policy and files.
-    #[default]
-    Sandbox,
-    /// On the host, as the IDE's user: for servers the owner trusts.
-    Host,
 }
 
 /// The projects' databases (`[database]`).

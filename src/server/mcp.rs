@@ -24,10 +24,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolResult, JsonObject};
-use serde::{Deserialize, Serialize};
 
+pub use crate::runtime::mcp::{ServerStatus, ServerView, Status, ToolView};
 pub use connect::{Connection, McpError};
-pub use spec::{Server, ServerView, SpecError, Transport};
+pub use spec::{Server, SpecError, Transport};
 
 use crate::runtime::host::Runtime;
 use crate::runtime::project::ProjectId;
@@ -47,35 +47,6 @@ pub enum McpSettingsError {
     Io(String),
     #[error("there is no MCP server named {0:?}; add it in the settings first")]
     UnknownServers(String),
-}
-
-/// How a server is doing, as last seen.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum Status {
-    #[default]
-    NotStarted,
-    Ready,
-    Failed {
-        error: String,
-    },
-}
-
-/// A tool as listed for people.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolView {
-    pub name: String,
-    pub description: String,
-    pub input_schema: serde_json::Value,
-}
-
-/// A server with its status and tools, as last seen (`GET /mcp/servers`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ServerStatus {
-    #[serde(flatten)]
-    pub server: ServerView,
-    pub status: Status,
-    pub tools: Vec<ToolView>,
 }
 
 #[derive(Default)]

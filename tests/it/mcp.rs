@@ -521,3 +521,110 @@ async fn a_filesystem_server_in_the_sandbox_reads_the_project_and_nothing_outsid
     );
     setup.manager.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_api_adds_lists_chooses_and_removes_servers_without_showing_a_secret() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_mock, server) = super::api_v1::server().await;
+    let project = server.create("tools").await;
+    let url = |path: &str| server.url(path);
+    let docs = json!({"command": "npx", "args": ["-y", "docs-server"], "env": {"DOCS_KEY": "sk-docs-secret"}});
+    let (status, view) = server
+        .json(server.http.put(url("/mcp/servers/docs")).json(&docs))
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{view}");
+    assert_eq!(view["env"], json!(["DOCS_KEY"]));
+    assert_eq!(view["run"], "sandbox");
+    let remote = json!({"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer hdr-secret"}, "trusted": true});
+    let (status, _) = server
+        .json(server.http.put(url("/mcp/servers/remote")).json(&remote))
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+
+    let (status, listed) = server.json(server.http.get(url("/mcp/servers"))).await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    let text = listed.to_string();
+    assert!(
+        !text.contains("sk-docs-secret") && !text.contains("hdr-secret"),
+        "{text}"
+    );
+    let names: Vec<&str> = listed["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["docs", "remote"]);
+    assert_eq!(listed["servers"][0]["status"]["state"], "not_started");
+    assert_eq!(listed["servers"][1]["transport"], "http");
+    let file = server.data_dir().join("mcp/servers.json");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    let choice_url = url(&format!("/projects/{project}/mcp"));
+    let (_, all) = server.json(server.http.get(&choice_url)).await;
+    assert_eq!(all, json!({"servers": ["docs", "remote"], "all": true}));
+    let (status, chosen) = server
+        .json(
+            server
+                .http
+                .put(&choice_url)
+                .json(&json!({"servers": ["remote"]})),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    assert_eq!(chosen, json!({"servers": ["remote"], "all": false}));
+    let (status, refused) = server
+        .json(
+            server
+                .http
+                .put(&choice_url)
+                .json(&json!({"servers": ["nope"]})),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::BAD_REQUEST);
+    assert_eq!(refused["code"], "unknown_mcp_server");
+
+    for (body, code) in [
+        (
+            json!({"command": "x", "url": "http://127.0.0.1:1/mcp"}),
+            "invalid_mcp_server",
+        ),
+        (json!({"url": "file:///etc/passwd"}), "invalid_mcp_server"),
+        (json!({"command": "x", "surprise": 1}), "invalid_json"),
+    ] {
+        let (status, error) = server
+            .json(server.http.put(url("/mcp/servers/bad")).json(&body))
+            .await;
+        assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{body} {error}");
+        if code != "invalid_json" {
+            assert_eq!(error["code"], code, "{body}");
+        }
+    }
+    let (status, bad_name) = server
+        .json(server.http.put(url("/mcp/servers/a__b")).json(&docs))
+        .await;
+    assert_eq!(
+        (status, bad_name["code"].as_str()),
+        (reqwest::StatusCode::BAD_REQUEST, Some("invalid_mcp_server"))
+    );
+
+    let deleted = server
+        .http
+        .delete(url("/mcp/servers/docs"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), reqwest::StatusCode::NO_CONTENT);
+    let (status, again) = server
+        .json(server.http.delete(url("/mcp/servers/docs")))
+        .await;
+    assert_eq!(
+        (status, again["code"].as_str()),
+        (reqwest::StatusCode::NOT_FOUND, Some("mcp_server_not_found"))
+    );
+    let (_, chosen) = server.json(server.http.get(&choice_url)).await;
+    assert_eq!(chosen, json!({"servers": ["remote"], "all": false}));
+}

@@ -78,6 +78,17 @@ async fn every_route_but_healthz_needs_the_token() {
         post("/api/v1/projects/someproject/database/query"),
         post("/api/v1/projects/someproject/database/rebuild"),
         get("/api/v1/projects/someproject/export.zip?data=1"),
+        // The owner's MCP servers (their secret values, and commands run
+        // on the host), and a project's choice of them.
+        post("/api/mcp_servers"),
+        post("/api/set_mcp_server"),
+        post("/api/remove_mcp_server"),
+        post("/api/choose_mcp_servers"),
+        get("/api/v1/mcp/servers"),
+        Request::put("/api/v1/mcp/servers/docs").header("host", "127.0.0.1:3000"),
+        Request::delete("/api/v1/mcp/servers/docs").header("host", "127.0.0.1:3000"),
+        get("/api/v1/projects/someproject/mcp"),
+        Request::put("/api/v1/projects/someproject/mcp").header("host", "127.0.0.1:3000"),
     ] {
         let request = request.body(Body::empty()).unwrap();
         let path = request.uri().to_string();

@@ -10,10 +10,8 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
+use crate::runtime::mcp::{McpRun, McpServerSpec, ServerView};
 use crate::server::atomic;
-use crate::server::config::{McpRun, McpServerSpec};
 
 /// The longest server name: `<server>__<tool>` must fit the 64 characters
 /// providers take as a function name.
@@ -173,26 +171,6 @@ impl Server {
             from_config: self.from_config,
         }
     }
-}
-
-/// A server as shown: the names of its variables and headers, never their
-/// values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServerView {
-    pub name: String,
-    /// "stdio" or "http".
-    pub transport: String,
-    pub command: Option<String>,
-    pub args: Vec<String>,
-    pub run: Option<McpRun>,
-    pub url: Option<String>,
-    /// The names of its variables.
-    pub env: Vec<String>,
-    /// The names of its headers.
-    pub headers: Vec<String>,
-    pub trusted: bool,
-    pub trusted_tools: Vec<String>,
-    pub from_config: bool,
 }
 
 pub fn check_name(name: &str) -> Result<(), SpecError> {

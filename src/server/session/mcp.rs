@@ -2,9 +2,8 @@
 //! and the HTTP API reach them (see [`crate::server::mcp`]). No answer
 //! carries a server's variable or header values.
 
-use serde::{Deserialize, Serialize};
-
 use super::api::{ApiError, open_project};
+pub use crate::runtime::mcp::Choice;
 use crate::runtime::project::ProjectId;
 use crate::runtime::session::SessionEvent;
 use crate::server::config::McpServerSpec;
@@ -24,15 +23,6 @@ pub fn put(state: &AppState, name: &str, spec: McpServerSpec) -> Result<ServerVi
 /// Removes a server the API manages.
 pub fn delete(state: &AppState, name: &str) -> Result<(), ApiError> {
     Ok(state.mcp.delete(name)?)
-}
-
-/// The servers whose tools a project's agent gets.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Choice {
-    /// The servers on, in the configured order.
-    pub servers: Vec<String>,
-    /// Every configured server is on, including those added later.
-    pub all: bool,
 }
 
 fn choice(state: &AppState, chosen: Option<Vec<String>>) -> Choice {
