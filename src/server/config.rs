@@ -169,6 +169,8 @@ pub struct LlmConfig {
     pub price_input: Option<f64>,
     #[serde(deserialize_with = "optional_dollars")]
     pub price_output: Option<f64>,
+    /// The model takes images (agent tools' images are sent to it).
+    pub vision: bool,
 }
 
 impl LlmConfig {

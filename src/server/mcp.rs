@@ -344,13 +344,15 @@ impl McpService {
 
     /// The tools of a project's servers for one agent run, within
     /// `window_tokens`' share for them, and a note for each server left
-    /// out (it did not start, or its tools did not fit).
+    /// out (it did not start, or its tools did not fit). `vision`: the
+    /// model takes images, so the tools' images are attached.
     pub async fn tools_for(
         self: &Arc<Self>,
         project: &ProjectId,
         runtime: &Arc<dyn Runtime>,
         chosen: Option<&[String]>,
         window_tokens: u32,
+        vision: bool,
     ) -> (McpTools, Vec<String>) {
         let servers: Vec<Server> = self
             .servers()
@@ -396,6 +398,7 @@ impl McpService {
             project: project.clone(),
             runtime: Arc::clone(runtime),
             offered,
+            vision,
         };
         (tools, notes)
     }

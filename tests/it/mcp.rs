@@ -119,7 +119,7 @@ impl Setup {
     async fn tools(&self) -> (Arc<dyn ToolSource>, Vec<String>) {
         let (tools, notes) = self
             .service
-            .tools_for(&self.project, &self.runtime, None, 200_000)
+            .tools_for(&self.project, &self.runtime, None, 200_000, false)
             .await;
         (Arc::new(tools), notes)
     }
@@ -627,4 +627,62 @@ async fn the_api_adds_lists_chooses_and_removes_servers_without_showing_a_secret
     );
     let (_, chosen) = server.json(server.http.get(&choice_url)).await;
     assert_eq!(chosen, json!({"servers": ["remote"], "all": false}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_takes_images_gets_a_tools_image_byte_exact_after_its_result() {
+    if packages().is_none() {
+        return;
+    }
+    let transcript = json!({
+        "match": "tiny image",
+        "turns": [
+            {"tool_calls": [{"id": "call_1", "name": "everything__get-tiny-image", "arguments": {}}]},
+            {"expect_results": ["image/png, 4033 bytes: attached below"], "content": "I see a tiny image."}
+        ]
+    });
+    let scripts = tempfile::tempdir().unwrap();
+    std::fs::write(scripts.path().join("image.json"), transcript.to_string()).unwrap();
+    let mock = Mock::start_with(scripts.path(), &["--models", "vision-model"]);
+    let setup = Setup::new(vec![everything("everything")], 60);
+    let (extra, _) = setup
+        .service
+        .tools_for(&setup.project, &setup.runtime, None, 200_000, true)
+        .await;
+    let extra: Arc<dyn ToolSource> = Arc::new(extra);
+    let direct = extra.call("everything__get-tiny-image", "{}").await;
+    assert_eq!(direct.images.len(), 1, "{direct:?}");
+    let cancel = CancellationToken::new();
+    let tools = ToolContext::new(setup.runtime.clone())
+        .with_cancel(cancel.clone())
+        .with_extra(extra);
+    let model = LlmModel {
+        llm: ResolvedLlm::custom(&mock.base_url(), "vision-model", None),
+        system: "You use tools.".to_owned(),
+        window: Window::new(200_000, None),
+        cancel,
+        tools: tools.specs(),
+    };
+    let agent = Agent {
+        model: &model,
+        tools: &tools,
+        approver: &NoSums::default(),
+        settings: AgentSettings {
+            max_steps: 4,
+            auto_approve: true,
+        },
+    };
+    let outcome = agent
+        .run(vec![ChatMessage::user("show a tiny image")], |_| {})
+        .await;
+    let log = mock.log().await;
+    assert_eq!(outcome.end, AgentEnd::Done, "{log:#?}");
+    assert!(log[0]["images"].is_null(), "the first request has none");
+    let sent = log[1]["images"].as_array().unwrap();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        sent[0],
+        format!("data:image/png;base64,{}", direct.images[0].base64)
+    );
+    setup.manager.shutdown().await;
 }

@@ -24,6 +24,8 @@ use crate::server::llm::ChatMessage;
 
 /// What the model is told when the person denies a step.
 pub const DENIED: &str = "denied by the user";
+/// The text of the message that carries the tools' images.
+pub const TOOL_IMAGES: &str = "The images the tools above returned, in order.";
 /// What the model is told when it answered neither with tools nor for good.
 pub const NUDGE: &str =
     "Continue: call a tool for the next step, or answer without tools once the task is done.";
@@ -264,8 +266,9 @@ impl<F: FnMut(AgentEvent) + Send> Run<'_, F> {
     }
 
     async fn run_calls(&mut self, calls: &[ToolCall]) -> Option<AgentEnd> {
+        let mut images = Vec::new();
         for (i, call) in calls.iter().enumerate() {
-            let output = match self.perform(call).await {
+            let mut output = match self.perform(call).await {
                 Some(output) => output,
                 None => {
                     self.not_run(&calls[i..]);
@@ -274,6 +277,7 @@ impl<F: FnMut(AgentEvent) + Send> Run<'_, F> {
             };
             self.messages
                 .push(ChatMessage::tool(&call.id, &output.text));
+            images.append(&mut output.images);
             let stuck = self.stuck.record_call(call, &output.text, output.ok);
             (self.on_event)(AgentEvent::ToolResult {
                 step: self.step,
@@ -284,6 +288,11 @@ impl<F: FnMut(AgentEvent) + Send> Run<'_, F> {
                 self.not_run(&calls[i + 1..]);
                 return Some(AgentEnd::Stuck { reason });
             }
+        }
+        // Tool messages carry text only: the images follow them.
+        if !images.is_empty() {
+            self.messages
+                .push(ChatMessage::user_with_images(TOOL_IMAGES, images));
         }
         None
     }
@@ -316,6 +325,7 @@ impl<F: FnMut(AgentEvent) + Send> Run<'_, F> {
                     text: DENIED.to_owned(),
                     ok: false,
                     port: None,
+                    images: Vec::new(),
                 });
             }
         }

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 use crate::runtime::action::{EditError, PathError, ProjectPath};
 use crate::runtime::build_result::BuildResult;
 use crate::runtime::host::{Process, Runtime, RuntimeError};
-use crate::server::llm::client::ToolSpec;
+use crate::server::llm::client::{ImagePart, ToolSpec};
 
 /// Where the project's root is inside the runtime, as the model may write it.
 pub const PROJECT_ROOT: &str = "/home/project";
@@ -325,6 +325,10 @@ pub struct ToolOutput {
     pub ok: bool,
     /// The port a server started by `run_shell_command` listens on.
     pub port: Option<u16>,
+    /// Images for a model that takes them (an MCP tool's screenshot): sent
+    /// after the step's results as a user message's image parts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImagePart>,
 }
 
 impl ToolOutput {
@@ -333,6 +337,7 @@ impl ToolOutput {
             text: text.into(),
             ok: true,
             port: None,
+            images: Vec::new(),
         }
     }
 
@@ -341,6 +346,7 @@ impl ToolOutput {
             text: format!("Error: {error}"),
             ok: false,
             port: None,
+            images: Vec::new(),
         }
     }
 }
@@ -375,6 +381,7 @@ pub async fn run_tool(cx: &ToolContext, name: &str, arguments: &str) -> ToolOutp
                 text: "Error: stopped by the user".to_owned(),
                 ok: false,
                 port: None,
+                images: Vec::new(),
             },
         };
     }

@@ -14,6 +14,9 @@ pub mod steps;
 pub const BYTES_PER_TOKEN: usize = 4;
 /// Tokens a message costs beyond its text (role, separators).
 pub const PER_MESSAGE: u32 = 4;
+/// What one image in a message is counted as: a 1024×1024 image at high
+/// detail costs 765 tokens at OpenAI; other providers charge less or alike.
+pub const IMAGE_TOKENS: u32 = 765;
 
 /// Estimated tokens of `text`.
 pub fn estimate_text(text: &str) -> u32 {
@@ -24,15 +27,45 @@ pub fn estimate_text(text: &str) -> u32 {
 
 /// Estimated prompt tokens of an OpenAI-style request body: every
 /// message's text (a string, or the text parts of an array), its tool
-/// calls' arguments, and [`PER_MESSAGE`] each.
+/// calls' arguments, [`IMAGE_TOKENS`] for each image part, and
+/// [`PER_MESSAGE`] each.
 pub fn estimate_request(body: &Value) -> u32 {
     let Some(messages) = body.get("messages").and_then(Value::as_array) else {
         return 0;
     };
     messages
         .iter()
-        .map(|m| PER_MESSAGE.saturating_add(estimate_text(&message_text(m))))
+        .map(|m| {
+            PER_MESSAGE
+                .saturating_add(estimate_text(&message_text(m)))
+                .saturating_add(IMAGE_TOKENS.saturating_mul(image_parts(m)))
+        })
         .fold(0u32, u32::saturating_add)
+}
+
+/// The `image_url` parts of a message's content.
+fn image_parts(message: &Value) -> u32 {
+    let parts = message.get("content").and_then(Value::as_array);
+    let count = parts
+        .into_iter()
+        .flatten()
+        .filter(|p| p.get("type").and_then(Value::as_str) == Some("image_url"))
+        .count();
+    u32::try_from(count).unwrap_or(u32::MAX)
+}
+
+/// The `data:` URLs of a request's image parts, in order (the scripted
+/// provider's log).
+pub fn image_urls(body: &Value) -> Vec<String> {
+    let messages = body.get("messages").and_then(Value::as_array);
+    messages
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get("content").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|p| p.pointer("/image_url/url").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect()
 }
 
 fn message_text(message: &Value) -> String {

@@ -24,12 +24,14 @@ use async_openai::error::{OpenAIError, WrappedError};
 use async_openai::types::chat::{
     ChatCompletionMessageToolCall, ChatCompletionMessageToolCalls,
     ChatCompletionRequestAssistantMessage, ChatCompletionRequestAssistantMessageContent,
-    ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
+    ChatCompletionRequestMessage, ChatCompletionRequestMessageContentPartImage,
+    ChatCompletionRequestMessageContentPartText, ChatCompletionRequestSystemMessage,
     ChatCompletionRequestSystemMessageContent, ChatCompletionRequestToolMessage,
     ChatCompletionRequestToolMessageContent, ChatCompletionRequestUserMessage,
-    ChatCompletionRequestUserMessageContent, ChatCompletionStreamOptions, ChatCompletionTool,
-    ChatCompletionTools, CreateChatCompletionRequest, CreateChatCompletionStreamResponse,
-    FinishReason as ApiFinishReason, FunctionCall, FunctionObject,
+    ChatCompletionRequestUserMessageContent, ChatCompletionRequestUserMessageContentPart,
+    ChatCompletionStreamOptions, ChatCompletionTool, ChatCompletionTools,
+    CreateChatCompletionRequest, CreateChatCompletionStreamResponse,
+    FinishReason as ApiFinishReason, FunctionCall, FunctionObject, ImageUrl,
 };
 use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
@@ -49,10 +51,27 @@ pub enum ChatRole {
     Tool,
 }
 
+/// An image sent to the model with a message, as base64.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ImagePart {
+    /// `image/png`, `image/jpeg`, …
+    pub media_type: String,
+    pub base64: String,
+}
+
+impl ImagePart {
+    /// The `data:` URL of an `image_url` content part.
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.base64)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChatMessage {
     pub role: ChatRole,
     pub content: String,
+    /// Images a user message carries (for a model that takes images).
+    pub images: Vec<ImagePart>,
     /// The tools an assistant message called (agent mode).
     pub tool_calls: Vec<ToolCall>,
     /// The call a tool message answers.
@@ -64,8 +83,17 @@ impl ChatMessage {
         ChatMessage {
             role: ChatRole::User,
             content: content.into(),
+            images: Vec::new(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+        }
+    }
+
+    /// A user message with images, sent as `image_url` content parts.
+    pub fn user_with_images(content: impl Into<String>, images: Vec<ImagePart>) -> ChatMessage {
+        ChatMessage {
+            images,
+            ..ChatMessage::user(content)
         }
     }
 
@@ -73,6 +101,7 @@ impl ChatMessage {
         ChatMessage {
             role: ChatRole::Assistant,
             content: content.into(),
+            images: Vec::new(),
             tool_calls: Vec::new(),
             tool_call_id: None,
         }
@@ -91,6 +120,7 @@ impl ChatMessage {
         ChatMessage {
             role: ChatRole::Tool,
             content: content.into(),
+            images: Vec::new(),
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
         }
@@ -658,6 +688,7 @@ fn base_messages(request: &ChatRequest) -> Vec<ChatCompletionRequestMessage> {
         ));
     }
     messages.extend(request.messages.iter().map(|m| match m.role {
+        ChatRole::User if !m.images.is_empty() => user_with_images(m),
         ChatRole::User => user(&m.content),
         ChatRole::Assistant if !m.tool_calls.is_empty() => assistant_calls(m),
         ChatRole::Assistant => assistant(&m.content),
@@ -676,6 +707,32 @@ fn base_len(request: &ChatRequest) -> usize {
 fn user(text: &str) -> ChatCompletionRequestMessage {
     ChatCompletionRequestMessage::User(ChatCompletionRequestUserMessage {
         content: ChatCompletionRequestUserMessageContent::Text(text.to_owned()),
+        name: None,
+    })
+}
+
+fn user_with_images(m: &ChatMessage) -> ChatCompletionRequestMessage {
+    let text = ChatCompletionRequestUserMessageContentPart::Text(
+        ChatCompletionRequestMessageContentPartText {
+            text: m.content.clone(),
+            prompt_cache_breakpoint: None,
+        },
+    );
+    let images = m.images.iter().map(|image| {
+        ChatCompletionRequestUserMessageContentPart::ImageUrl(
+            ChatCompletionRequestMessageContentPartImage {
+                image_url: ImageUrl {
+                    url: image.data_url(),
+                    detail: None,
+                },
+                prompt_cache_breakpoint: None,
+            },
+        )
+    });
+    ChatCompletionRequestMessage::User(ChatCompletionRequestUserMessage {
+        content: ChatCompletionRequestUserMessageContent::Array(
+            std::iter::once(text).chain(images).collect(),
+        ),
         name: None,
     })
 }

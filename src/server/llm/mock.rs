@@ -94,6 +94,9 @@ pub struct LogEntry {
     pub messages: Vec<String>,
     /// The names of the tools the request offered.
     pub tools: Vec<String>,
+    /// The images the request carried, as their `data:` URLs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
     /// The prompt's tokens as `budget::estimate_request` estimates them
     /// (what `--context-limit` compares).
     pub prompt_estimate: u32,
@@ -408,7 +411,15 @@ fn logged_messages(body: &Value) -> Vec<String> {
 }
 
 fn read_request(body: &Value) -> Asked {
-    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let mut messages = body["messages"].as_array().cloned().unwrap_or_default();
+    // A user message right after tool results carries their images: it
+    // belongs to the same turn, whose results come before it.
+    let follows_tools = |m: &[Value]| {
+        m.len() >= 2 && m[m.len() - 1]["role"] == "user" && m[m.len() - 2]["role"] == "tool"
+    };
+    if follows_tools(&messages) {
+        messages.pop();
+    }
     let text = |m: &Value| match &m["content"] {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts
@@ -547,6 +558,7 @@ async fn completions(
             system: asked.system.clone(),
             messages: logged_messages(&body),
             tools: offered_tools(&body),
+            images: super::budget::image_urls(&body),
             prompt_estimate: super::budget::estimate_request(&body),
             transcript: chosen.map(|i| transcripts[i].name.clone()),
             resumed_at: resume.map(|(_, at)| at),

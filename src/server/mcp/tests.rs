@@ -226,33 +226,52 @@ fn with_many_tools_the_least_recently_used_servers_are_left_out_first() {
 #[test]
 fn results_reach_the_model_as_text_images_described_and_capped() {
     let text = CallToolResult::success(vec![Content::text("Echo: hi")]);
-    assert_eq!(result_text(&text), ToolOutputLike::ok("Echo: hi"));
+    assert_eq!(result_text(&text, false), ToolOutputLike::ok("Echo: hi"));
 
     let image = CallToolResult::success(vec![Content::image("aGVsbG8=", "image/png")]);
-    let shown = result_text(&image);
+    let shown = result_text(&image, false);
     assert!(shown.ok);
     assert!(shown.text.contains("image/png, 5 bytes"), "{}", shown.text);
+
+    let attached = result_text(&image, true);
+    assert!(
+        attached.text.contains("image/png, 5 bytes: attached below"),
+        "{}",
+        attached.text
+    );
+    assert_eq!(attached.images.len(), 1);
+    assert_eq!(
+        (
+            attached.images[0].media_type.as_str(),
+            attached.images[0].base64.as_str()
+        ),
+        ("image/png", "aGVsbG8=")
+    );
+    assert!(
+        shown.images.is_empty(),
+        "a model without images is sent none"
+    );
 
     let resource = CallToolResult::success(vec![Content::resource(ResourceContents::text(
         "body { color: red }",
         "file:///style.css",
     ))]);
     assert_eq!(
-        result_text(&resource).text,
+        result_text(&resource, false).text,
         "[resource file:///style.css]\nbody { color: red }"
     );
 
     let failed = CallToolResult::error(vec![Content::text("no such page")]);
     assert_eq!(
-        result_text(&failed),
+        result_text(&failed, false),
         ToolOutputLike::failed("Error: no such page")
     );
 
     let structured = CallToolResult::structured(json!({"sum": 3}));
-    assert!(result_text(&structured).text.contains("\"sum\":3"));
+    assert!(result_text(&structured, false).text.contains("\"sum\":3"));
 
     let huge = CallToolResult::success(vec![Content::text("y".repeat(100_000))]);
-    let capped = result_text(&huge).text;
+    let capped = result_text(&huge, false).text;
     assert!(capped.len() < 40_000, "{}", capped.len());
 }
 
@@ -269,6 +288,7 @@ impl ToolOutputLike {
             text: text.to_owned(),
             ok: false,
             port: None,
+            images: Vec::new(),
         }
     }
 }

@@ -16,7 +16,7 @@ use crate::runtime::host::Runtime;
 use crate::runtime::project::ProjectId;
 use crate::server::agent::tools::{MAX_OUTPUT_CHARS, ToolOutput, ToolSource, cap_middle};
 use crate::server::llm::budget::estimate_text;
-use crate::server::llm::client::ToolSpec;
+use crate::server::llm::client::{ImagePart, ToolSpec};
 
 /// Between the server's name and the tool's.
 pub const SEPARATOR: &str = "__";
@@ -112,10 +112,29 @@ pub fn fit(mut servers: Vec<ServerTools>, budget: u32) -> (Vec<Offered>, Vec<Str
 }
 
 /// A tool's result as the model reads it: text as it is, resources as
-/// their text, images and other binary parts described; capped like the
+/// their text, images attached for a model that takes them (`vision`) and
+/// described otherwise, other binary parts described; capped like the
 /// built-in tools' output.
-pub fn result_text(result: &CallToolResult) -> ToolOutput {
-    let mut parts: Vec<String> = result.content.iter().map(block_text).collect();
+pub fn result_text(result: &CallToolResult, vision: bool) -> ToolOutput {
+    let mut images = Vec::new();
+    let mut parts: Vec<String> = result
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Image(image) if vision => {
+                images.push(ImagePart {
+                    media_type: image.mime_type.clone(),
+                    base64: image.data.clone(),
+                });
+                format!(
+                    "[image, {}, {} bytes: attached below]",
+                    image.mime_type,
+                    decoded_len(&image.data)
+                )
+            }
+            other => block_text(other),
+        })
+        .collect();
     if parts.is_empty()
         && let Some(structured) = &result.structured_content
     {
@@ -131,6 +150,7 @@ pub fn result_text(result: &CallToolResult) -> ToolOutput {
         },
         ok: !failed,
         port: None,
+        images,
     }
 }
 
@@ -194,6 +214,8 @@ pub struct McpTools {
     pub(super) project: ProjectId,
     pub(super) runtime: Arc<dyn Runtime>,
     pub(super) offered: Vec<Offered>,
+    /// The model takes images: they are attached, not only described.
+    pub(super) vision: bool,
 }
 
 impl McpTools {
@@ -250,7 +272,7 @@ impl ToolSource for McpTools {
             )
             .await;
         match result {
-            Ok(result) => result_text(&result),
+            Ok(result) => result_text(&result, self.vision),
             Err(e) => error(e.to_string()),
         }
     }
@@ -261,5 +283,6 @@ fn error(text: String) -> ToolOutput {
         text: format!("Error: {text}"),
         ok: false,
         port: None,
+        images: Vec::new(),
     }
 }

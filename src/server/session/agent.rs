@@ -56,6 +56,8 @@ pub struct AgentContext {
     pub config: AgentConfig,
     /// The owner's MCP servers.
     pub mcp: Arc<McpService>,
+    /// The model takes images (`[llm] vision`).
+    pub vision: bool,
 }
 
 /// The conversation's mode: the one chosen, else the configured default.
@@ -89,6 +91,7 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
         description,
         config,
         mcp,
+        vision,
     } = cx;
     let message_id = answer.message_id.clone();
     let mut saved = SavedAnswer::new(&message_id, None, "");
@@ -110,7 +113,7 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
     });
     let board = Arc::new(board::Board::new(Arc::clone(&project), &message_id));
     let window = llm.context_window(&resolved).await;
-    let extra = mcp_tools(&project, &mcp, &board, window.prompt_limit()).await;
+    let extra = mcp_tools(&project, &mcp, &board, window.prompt_limit(), vision).await;
     let tools = tool_context(&project, &cancel, board.output_sink(), extra);
     project.agent.keep_tools(Arc::clone(&tools)).await;
     let rules = turn::include_rules(&project, &llm, &message_id).await;
@@ -192,6 +195,7 @@ async fn mcp_tools(
     mcp: &Arc<McpService>,
     board: &board::Board,
     window_tokens: u32,
+    vision: bool,
 ) -> Option<Arc<dyn ToolSource>> {
     let chosen = project.session.read(|s| s.mcp_servers.clone());
     if chosen.as_ref().is_some_and(Vec::is_empty) || mcp.names().is_empty() {
@@ -203,6 +207,7 @@ async fn mcp_tools(
             &project.runtime,
             chosen.as_deref(),
             window_tokens,
+            vision,
         )
         .await;
     for note in notes {

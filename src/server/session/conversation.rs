@@ -471,6 +471,7 @@ fn spawn(state: &AppState, handle: &Arc<ProjectHandle>, answer: Answer, cancel: 
                 description,
                 config: state.config.agent.clone(),
                 mcp: Arc::clone(&state.mcp),
+                vision: state.config.llm.vision,
             };
             agent::run(cx, answer, cancel).await;
             finish(&handle, &message_id);

@@ -137,6 +137,7 @@ async fn answer(
                 ),
                 ok: true,
                 port: Some(port),
+                images: Vec::new(),
             }
         }
         Ended::TimedOut => {
@@ -158,6 +159,7 @@ fn failed(text: String) -> ToolOutput {
         text,
         ok: false,
         port: None,
+        images: Vec::new(),
     }
 }
 
@@ -179,6 +181,7 @@ fn exited(output: String, status: &ExitStatus) -> ToolOutput {
         text,
         ok: status.success(),
         port: None,
+        images: Vec::new(),
     }
 }
 

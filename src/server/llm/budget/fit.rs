@@ -53,9 +53,11 @@ pub fn message_tokens(message: &ChatMessage) -> u32 {
         .iter()
         .map(|c| c.arguments.as_str())
         .collect();
+    let images = u32::try_from(message.images.len()).unwrap_or(u32::MAX);
     PER_MESSAGE
         .saturating_add(estimate_text(&message.content))
         .saturating_add(estimate_text(&calls))
+        .saturating_add(images.saturating_mul(super::IMAGE_TOKENS))
 }
 
 /// Estimated tokens of messages.

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::server::agent::tools::ToolSource;
-use crate::server::llm::client::ToolSpec;
+use crate::server::llm::client::{ImagePart, ToolSpec};
 
 /// Two tools of a "docs" server: `docs__search` asks first, `docs__ping`
 /// is trusted.
@@ -42,7 +42,14 @@ impl ToolSource for Docs {
             .lock()
             .unwrap()
             .push((name.to_owned(), arguments.to_owned()));
-        ToolOutput::ok(format!("{name} answered"))
+        let mut output = ToolOutput::ok(format!("{name} answered"));
+        if arguments.contains("screenshot") {
+            output.images.push(ImagePart {
+                media_type: "image/png".to_owned(),
+                base64: "iVBORw0KGgo=".to_owned(),
+            });
+        }
+        output
     }
 }
 
@@ -161,4 +168,58 @@ fn the_model_is_offered_the_built_in_tools_then_the_servers() {
     assert!(!tools.needs_approval("docs__ping"));
     assert!(tools.needs_approval("write_file"));
     assert!(!tools.needs_approval("read_file"));
+}
+
+#[tokio::test]
+async fn a_tool_s_images_follow_the_step_s_results_as_a_user_message() {
+    let docs = Arc::new(Docs::default());
+    let tools = ToolContext::new(Arc::new(FakeRuntime::new())).with_extra(docs);
+    let step = Ok(ModelStep {
+        text: String::new(),
+        tool_calls: vec![
+            ToolCall {
+                id: "c1".into(),
+                name: "docs__ping".into(),
+                arguments: r#"{"q": "screenshot"}"#.into(),
+            },
+            ToolCall {
+                id: "c2".into(),
+                name: "docs__ping".into(),
+                arguments: "{}".into(),
+            },
+        ],
+        finish_reason: FinishReason::ToolCalls,
+        usage: None,
+    });
+    let model = Scripted::new(vec![step, answer("I see it.")]);
+    let agent = Agent {
+        model: &model,
+        tools: &tools,
+        approver: &AutoApprove,
+        settings: AgentSettings {
+            max_steps: 5,
+            auto_approve: false,
+        },
+    };
+    let outcome = agent.run(vec![ChatMessage::user("look")], |_| {}).await;
+    assert_eq!(outcome.end, AgentEnd::Done);
+    let second = &model.seen.lock().unwrap()[1];
+    let roles: Vec<ChatRole> = second.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            ChatRole::User,
+            ChatRole::Assistant,
+            ChatRole::Tool,
+            ChatRole::Tool,
+            ChatRole::User
+        ]
+    );
+    let images = second.last().unwrap();
+    assert_eq!(images.content, TOOL_IMAGES);
+    assert_eq!(images.images.len(), 1);
+    assert_eq!(
+        images.images[0].data_url(),
+        "data:image/png;base64,iVBORw0KGgo="
+    );
 }
