@@ -37,8 +37,6 @@ pub enum McpError {
     Failed { server: String, message: String },
     #[error("there is no MCP server named {0:?}")]
     Unknown(String),
-    #[error("MCP server {0:?} runs in a project's sandbox: open a project to use it")]
-    NeedsProject(String),
 }
 
 fn said(stderr: &str) -> String {
@@ -245,7 +243,7 @@ async fn start(server: &Server, runtime: Option<Arc<dyn Runtime>>) -> Result<Sta
             let process: Arc<dyn Process> =
                 Arc::from(runtime.spawn(spec).await.map_err(|e| fail(e.to_string()))?);
             let stderr = Stderr::Sandbox { runtime, file };
-            let (reader, writer) = pipes(&process)?;
+            let (reader, writer) = pipes(name, &process)?;
             match ().serve((reader, writer)).await {
                 Ok(service) => Ok((service, stderr, Some(process))),
                 Err(error) => {
@@ -296,10 +294,11 @@ async fn start(server: &Server, runtime: Option<Arc<dyn Runtime>>) -> Result<Sta
 /// A sandboxed process's output and stdin as the byte streams the SDK
 /// reads and writes.
 fn pipes(
+    server: &str,
     process: &Arc<dyn Process>,
 ) -> Result<(impl tokio::io::AsyncRead + use<>, tokio::io::DuplexStream), McpError> {
     let output = process.take_output().ok_or_else(|| McpError::Start {
-        server: String::new(),
+        server: server.to_owned(),
         message: "its output was already taken".into(),
     })?;
     let reader = tokio_util::io::StreamReader::new(

@@ -11,7 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::runtime::mcp::{McpRun, McpServerSpec, ServerView};
-use crate::server::atomic;
+use crate::server::private_files;
 
 /// The longest server name: `<server>__<tool>` must fit the 64 characters
 /// providers take as a function name.
@@ -222,23 +222,10 @@ impl SavedServers {
     /// The saved servers; a file that does not parse is an error, never
     /// an empty list.
     pub fn read(&self) -> io::Result<Vec<McpServerSpec>> {
-        match std::fs::read(&self.file) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
-            Err(e) => Err(e),
-        }
+        private_files::read_json(&self.file).map(Option::unwrap_or_default)
     }
 
     pub fn write(&self, specs: &[McpServerSpec]) -> io::Result<()> {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        let dir = self.file.parent().unwrap_or(Path::new("."));
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-        let json = serde_json::to_vec_pretty(specs).map_err(io::Error::other)?;
-        atomic::write_private(&self.file, &json)
+        private_files::write_json(&self.file, &specs)
     }
 }
