@@ -62,6 +62,8 @@ function servers({ port, mockPort, dataDir }: ReturnType<typeof slot>) {
       // "Find local models" asks the scripted provider and a port nothing
       // listens on (settings.spec.ts).
       RIVET_LLM_LOCAL_SERVERS: `http://127.0.0.1:${mockPort},http://127.0.0.1:9`,
+      // The scripted provider's models take images (pointing.spec.ts sends one).
+      RIVET_LLM_VISION: 'true',
     },
   });
 }

@@ -18,6 +18,8 @@ mod page;
 // Most of it runs in the browser only; its checks are tested natively.
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 mod page_report;
+#[cfg(feature = "hydrate")]
+mod post;
 mod preview;
 pub mod projects;
 mod runtime_choice;

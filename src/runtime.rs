@@ -3,6 +3,7 @@
 //! HTTP or the DOM.
 
 pub mod action;
+pub mod attachment;
 pub mod build_result;
 pub mod database;
 pub mod error;
@@ -17,6 +18,7 @@ pub mod project;
 pub mod protocol;
 pub mod relay;
 pub mod runner;
+pub mod selection;
 pub mod session;
 pub mod ship;
 pub mod templates;

@@ -47,6 +47,19 @@ export async function newProject(page: Page): Promise<string> {
   return id;
 }
 
+/** A new project moved to the WebContainer runtime, reopened. */
+export async function webcontainerProject(page: Page): Promise<string> {
+  const project = await newProject(page);
+  const status = await page.evaluate(async (p) => {
+    const body = new URLSearchParams({ project: p, runtime: 'webcontainer' });
+    return (await fetch('/api/set_project_runtime', { method: 'POST', body })).status;
+  }, project);
+  expect(status).toBe(200);
+  await openIde(page, `/p/${project}`);
+  await expect(page.getByTestId('runtime-status')).toHaveAttribute('data-runtime', 'webcontainer');
+  return project;
+}
+
 export async function send(page: Page, text: string) {
   await page.getByTestId('chat-input').fill(text);
   await page.getByTestId('chat-send').click();

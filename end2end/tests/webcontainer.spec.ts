@@ -1,5 +1,5 @@
 import { expect, test, type Page } from '@playwright/test';
-import { actions, newProject, openIde, send } from './helpers';
+import { actions, newProject, openIde, send, webcontainerProject } from './helpers';
 
 // The todo scenario with the answer parsed and run in the browser, on a
 // WebContainer project. Which WebContainer the page gets depends on what
@@ -26,19 +26,6 @@ async function stackblitzReachable(): Promise<string | null> {
   } catch (error) {
     return `stackblitz.com is unreachable from here (${error})`;
   }
-}
-
-/** A new project moved to the WebContainer runtime, reopened. */
-async function webcontainerProject(page: Page): Promise<string> {
-  const project = await newProject(page);
-  const status = await page.evaluate(async (p) => {
-    const body = new URLSearchParams({ project: p, runtime: 'webcontainer' });
-    return (await fetch('/api/set_project_runtime', { method: 'POST', body })).status;
-  }, project);
-  expect(status).toBe(200);
-  await openIde(page, `/p/${project}`);
-  await expect(page.getByTestId('runtime-status')).toHaveAttribute('data-runtime', 'webcontainer');
-  return project;
 }
 
 async function todoScenario(page: Page) {

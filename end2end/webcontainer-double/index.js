@@ -13,13 +13,17 @@
 // events of the real API's shape, as the real WebContainer's preview script
 // does for its own previews.
 //
+// `setPreviewScript` keeps the script it is given; the double's previews
+// are the proxy's pages, which already carry the same inspector, so what
+// the preview posts to this page is what the real API's previews would.
+//
 // What it did is kept for tests in `globalThis.rivetWebContainerDouble`:
-// `spawned` (each spawn's `{ command, args }`) and `previewMessages` (each
-// `preview-message` it emitted).
+// `spawned` (each spawn's `{ command, args }`), `previewMessages` (each
+// `preview-message` it emitted) and `previewScripts` (each script given).
 
 export const DOUBLE = 'rivet-webcontainer-double';
 
-const record = { spawned: [], previewMessages: [] };
+const record = { spawned: [], previewMessages: [], previewScripts: [] };
 globalThis.rivetWebContainerDouble = record;
 
 const project = location.pathname.split('/')[2];
@@ -228,6 +232,11 @@ class WebContainerDouble {
 
   emit(event, ...args) {
     for (const listener of this.listeners[event] || []) listener(...args);
+  }
+
+  async setPreviewScript(script) {
+    if (typeof script !== 'string') throw new TypeError('setPreviewScript takes the script as a string');
+    record.previewScripts.push(script);
   }
 
   spawn(command, args = [], options = {}) {

@@ -3,6 +3,8 @@
 //! (the project list's is `crate::app::projects::api`). Every one fails with
 //! a [`RivetError`], whose code the UI can match.
 
+pub mod selection;
+
 use leptos::prelude::*;
 use leptos::server_fn::codec::{ByteStream, Streaming};
 
@@ -25,7 +27,9 @@ pub async fn session_feed(project: ProjectId) -> Result<ByteStream<RivetError>, 
 }
 
 /// Sends the person's message; the answer and its actions arrive on the
-/// feed. Fails with [`ErrorCode::Busy`] while another answer streams.
+/// feed. Fails with [`ErrorCode::Busy`] while another answer streams. (A
+/// message with images or selected elements goes through
+/// `chat::attach::send_attached`, out of the first load.)
 #[server(endpoint = "send_message")]
 pub async fn send_message(
     project: ProjectId,
@@ -34,7 +38,12 @@ pub async fn send_message(
     #[server(default)] mode: Option<Mode>,
     #[server(default)] chat: Option<crate::runtime::session::ChatId>,
 ) -> Result<(), RivetError> {
-    let options = crate::server::session::api::SendOptions { model, mode, chat };
+    let options = crate::server::session::api::SendOptions {
+        model,
+        mode,
+        chat,
+        attachments: Default::default(),
+    };
     Ok(
         crate::server::session::api::send(&state(), &project, text, options)
             .await

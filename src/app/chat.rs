@@ -6,6 +6,7 @@ mod agent_step;
 mod alerts;
 mod answer_text;
 mod artifact;
+mod attach;
 mod auto_fix;
 mod card_memory;
 mod checkpoint;

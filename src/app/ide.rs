@@ -31,6 +31,7 @@ struct Layout {
 pub fn Ide(project: ProjectId) -> impl IntoView {
     RuntimeChoice::provide(project.clone());
     provide_context(CurrentProject(project.clone()));
+    provide_context(super::context::Attaching::new());
     let workbench = Workbench::new(Some(project.clone()));
     provide_context(workbench);
     let store = SessionStore::new(workbench);

@@ -4,11 +4,14 @@
 //! of a `start` comes with its address, and any other port is given one by
 //! the server when the person picks it (`open_preview`).
 
+mod select;
+
 use leptos::either::EitherOf3;
 use leptos::prelude::*;
 
 use super::api::open_preview;
 use super::context::CurrentProject;
+use super::lazy::lazy_view;
 use super::session::SessionStore;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -142,6 +145,7 @@ pub fn PreviewPane() -> impl IntoView {
                         }}
                     </select>
                 </Show>
+                {lazy_view(move || select::select_toggle_lazy(url, frame))}
                 <span class="preview-url" data-testid="preview-url">{move || url.get().unwrap_or_default()}</span>
                 <div class="device-picker" role="group" aria-label="Device width">
                     {Device::ALL

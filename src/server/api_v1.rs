@@ -14,6 +14,7 @@ mod enhance;
 mod error;
 mod files;
 mod git;
+mod images;
 mod mcp;
 mod messages;
 mod projects;
@@ -33,6 +34,8 @@ use super::state::AppState;
 /// limits of their own, `transfer.rs`). A larger one is refused with 413
 /// and `"code": "body_too_large"` before anything is written.
 pub const BODY_LIMIT: usize = 8 * 1024 * 1024;
+/// The largest body of a new message: its images come as base64 in it.
+pub const MESSAGE_LIMIT: usize = 32 * 1024 * 1024;
 
 /// A project id from a route's path: one that cannot be is no project.
 fn project_id(id: &str) -> Result<crate::runtime::project::ProjectId, V1Error> {
@@ -63,15 +66,21 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/projects/{id}/enhance", post(enhance::rewrite))
         .route(
             "/api/v1/projects/{id}/messages",
-            get(messages::list).post(messages::send),
+            get(messages::list)
+                .post(messages::send)
+                .layer(DefaultBodyLimit::max(MESSAGE_LIMIT)),
         )
+        .route("/api/v1/projects/{id}/images", post(images::upload))
+        .route("/api/v1/projects/{id}/images/{sha256}", get(images::read))
         .route(
             "/api/v1/projects/{id}/chats",
             get(messages::chats).post(messages::open_chat),
         )
         .route(
             "/api/v1/projects/{id}/chats/{chat}/messages",
-            get(messages::list_in_chat).post(messages::send_in_chat),
+            get(messages::list_in_chat)
+                .post(messages::send_in_chat)
+                .layer(DefaultBodyLimit::max(MESSAGE_LIMIT)),
         )
         .route(
             "/api/v1/projects/{id}/files/{*path}",
@@ -197,7 +206,8 @@ mod tests {
     async fn a_json_body_over_the_limit_is_refused_as_too_large_not_invalid() {
         let (state, _data) = state();
         let project = crate::server::state::project_for_tests(&state, "limits").await;
-        let text = "x".repeat(BODY_LIMIT);
+        // A message may be larger than other bodies (its images), not endless.
+        let text = "x".repeat(MESSAGE_LIMIT);
         let body = serde_json::to_vec(&serde_json::json!({ "text": text })).unwrap();
         let path = format!("/api/v1/projects/{}/messages", project.id);
         let (status, json) = send(&state, "POST", &path, body).await;

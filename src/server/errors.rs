@@ -24,6 +24,7 @@ pub fn api_code(error: &ApiError) -> ErrorCode {
         | ApiError::NotText(_)
         | ApiError::InvalidBudget
         | ApiError::DraftTooLong
+        | ApiError::InvalidSelection
         | ApiError::TooManyChats => ErrorCode::Invalid,
         ApiError::ChatNotFound(_) => ErrorCode::NotFound,
         ApiError::Publish(error) => features::publish_code(error),
@@ -42,6 +43,9 @@ pub fn api_code(error: &ApiError) -> ErrorCode {
         ApiError::Sync(error) => features::sync_code(error),
         ApiError::Database(error) => features::database_code(error),
         ApiError::Mcp(error) => features::mcp_code(error),
+        ApiError::Image(_) => ErrorCode::Invalid,
+        ApiError::ImageNotFound(_) => ErrorCode::NotFound,
+        ApiError::ImageIo(_) => ErrorCode::Internal,
     }
 }
 

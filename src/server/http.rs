@@ -35,6 +35,7 @@ pub fn app(state: AppState) -> Router {
     });
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/api/preview/inspector.js", get(inspector_script))
         .route("/", get(page.clone()))
         .route("/new", post(open_new_project).get(projects_page))
         .merge(sandbox::routes())
@@ -72,6 +73,20 @@ pub fn app(state: AppState) -> Router {
             super::publish::site_guard,
         ))
         .with_state(state)
+}
+
+/// The preview's inspector (the Select tool in the page), for a
+/// WebContainer, whose previews get it through `setPreviewScript`: the
+/// sandbox's preview proxy puts it into pages itself. Behind the owner
+/// check like every route here, though it holds nothing secret.
+async fn inspector_script() -> impl axum::response::IntoResponse {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/javascript; charset=utf-8",
+        )],
+        super::sandbox::preview::reporter::INSPECTOR_JS,
+    )
 }
 
 /// What the IDE's pages may do, whatever an answer puts in them:

@@ -1,6 +1,7 @@
 //! The projects' directories on this server: one each under
 //! `<data_dir>/projects/<id>/`, holding `workspace/` (the files the
-//! project's code lives in) and `checkpoints.git`. A project's record (its
+//! project's code lives in), `checkpoints.git` and `images/` (its messages'
+//! images). A project's record (its
 //! name, runtime and dates) is its row in the store, and nothing else.
 
 use std::path::{Path, PathBuf};
@@ -60,6 +61,12 @@ impl Projects {
     /// Where the project's own files live.
     pub fn workspace(&self, id: &ProjectId) -> PathBuf {
         self.dir(id).join("workspace")
+    }
+
+    /// Where the images of the project's messages are kept, each named
+    /// after the SHA-256 of its bytes.
+    pub fn images(&self, id: &ProjectId) -> PathBuf {
+        self.dir(id).join("images")
     }
 
     /// Makes a new project's directories, under a fresh id. The project is

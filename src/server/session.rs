@@ -16,6 +16,7 @@ pub mod database;
 pub mod enhance;
 pub mod fix;
 mod hub;
+pub mod images;
 pub mod manage;
 pub mod mcp;
 pub mod page_report;
@@ -28,6 +29,7 @@ pub mod rules;
 pub mod runtime_choice;
 mod saved;
 pub mod secrets;
+pub mod selection;
 mod summary;
 mod turn;
 
@@ -37,6 +39,7 @@ use std::sync::{Arc, Mutex};
 pub use hub::Session;
 pub use project::ProjectHandle;
 
+use crate::runtime::attachment::ImageRef;
 use crate::runtime::host::EntryKind;
 use crate::runtime::project::ProjectId;
 use crate::runtime::session::SessionState;
@@ -62,8 +65,16 @@ async fn project_row(state: &AppState, id: &ProjectId) -> ProjectRow {
 
 /// Rebuilds the conversation the model sees from the stored messages,
 /// after a restore or a redo changed which of them are undone.
-pub fn reset_conversation(handle: &ProjectHandle, messages: &[crate::server::store::MessageRow]) {
-    let conversation = handle.session.read(|s| restore::conversation(s, messages));
+pub fn reset_conversation(
+    state: &AppState,
+    handle: &ProjectHandle,
+    messages: &[crate::server::store::MessageRow],
+) {
+    let images = state.projects.images(&handle.id);
+    let load = |refs: &[ImageRef]| images::load_parts(&images, refs);
+    let conversation = handle
+        .session
+        .read(|s| restore::conversation(s, messages, &load));
     *handle.conversation() = conversation;
 }
 
@@ -125,7 +136,9 @@ impl OpenProjects {
                 .map(|e| e.path)
                 .collect();
         }
-        let conversation = restore::conversation(&initial, &restored.messages);
+        let images = state.projects.images(id);
+        let load = |refs: &[ImageRef]| images::load_parts(&images, refs);
+        let conversation = restore::conversation(&initial, &restored.messages, &load);
         let session = Arc::new(Session::stored(
             id.clone(),
             initial,

@@ -14,6 +14,8 @@ pub mod staging;
 pub mod walk;
 
 use std::path::PathBuf;
+
+use base64::Engine;
 use std::sync::Arc;
 
 use crate::runtime::host::{EntryKind, Runtime, RuntimeError};
@@ -195,12 +197,72 @@ pub async fn export_conversation(
         let bytes = handle.runtime.read_file(&path).await?;
         doc.file(&ExportedFile::new(path, bytes))?;
     }
+    doc.images()?;
+    for image in unique_images(&messages) {
+        let Ok((bytes, media_type)) =
+            crate::server::session::images::read(state, id, &image.sha256).await
+        else {
+            tracing::warn!(
+                image = image.sha256,
+                "a message's image is missing from the export"
+            );
+            continue;
+        };
+        doc.image(&conversation::ExportedImage {
+            sha256: image.sha256.clone(),
+            media_type: media_type.to_owned(),
+            data: base64::engine::general_purpose::STANDARD.encode(bytes),
+        })?;
+    }
     let (file, len) = doc.finish()?;
     Ok(FileExport {
         name: row.name,
         file: tokio::fs::File::from_std(file),
         len,
     })
+}
+
+/// The images the messages carry, each once.
+fn unique_images(messages: &[ExportedMessage]) -> Vec<&crate::runtime::attachment::ImageRef> {
+    let mut seen = std::collections::HashSet::new();
+    messages
+        .iter()
+        .flat_map(|m| &m.attachments.images)
+        .filter(|image| seen.insert(image.sha256.as_str()))
+        .collect()
+}
+
+/// Keeps an imported conversation's images in the new project; one whose
+/// bytes are not what its name or type says is left out.
+fn place_images(
+    dir: &std::path::Path,
+    images: &[conversation::ExportedImage],
+) -> Result<(), TransferError> {
+    use sha2::Digest;
+    for image in images {
+        let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(&image.data) else {
+            continue;
+        };
+        let sha256: String = sha2::Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let checked = crate::runtime::attachment::check_image(&image.media_type, &bytes);
+        if sha256 != image.sha256 || checked.is_err() {
+            tracing::warn!(
+                image = image.sha256,
+                "an imported image does not match its name; left out"
+            );
+            continue;
+        }
+        let io = |source| TransferError::Io {
+            path: dir.join(&sha256),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(io)?;
+        crate::server::atomic::write(&dir.join(&sha256), &bytes).map_err(io)?;
+    }
+    Ok(())
 }
 
 /// `name` trimmed, or `fallback` when it is missing or blank.
@@ -296,7 +358,10 @@ pub async fn import_conversation(
         staged.add_file(&file.path, &mut file.bytes()?.as_slice(), false)?;
     }
     let meta = state.projects.create(&name)?;
-    if let Err(error) = staged.place(&state.projects.workspace(&meta.id)) {
+    let placed = staged
+        .place(&state.projects.workspace(&meta.id))
+        .and_then(|()| place_images(&state.projects.images(&meta.id), &conversation.images));
+    if let Err(error) = placed {
         remove_project(state, &meta.id).await;
         return Err(error);
     }

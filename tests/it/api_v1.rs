@@ -240,7 +240,7 @@ async fn a_message_is_accepted_answered_and_listed_in_order() {
 
 /// Sends `body` to the project's messages and waits for its answer;
 /// returns the whole list then.
-async fn answered(server: &Server, project: &str, body: Value) -> Value {
+pub(crate) async fn answered(server: &Server, project: &str, body: Value) -> Value {
     let messages = server.url(&format!("/projects/{project}/messages"));
     let (status, sent) = server.json(server.http.post(&messages).json(&body)).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{sent}");

@@ -12,6 +12,7 @@ mod checkpoints;
 mod database;
 mod enhance;
 mod git_remote;
+mod images;
 mod llm;
 mod mcp;
 mod protocol;

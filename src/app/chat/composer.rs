@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::app::api::{RivetError, send_message, stop_run};
-use crate::app::context::{CurrentProject, OpenChat};
+use crate::app::context::{Attaching, CurrentProject, OpenChat, Outgoing};
 use crate::app::lazy::lazy_view;
 use crate::app::session::SessionStore;
 
@@ -12,6 +12,7 @@ pub fn Composer() -> impl IntoView {
     let store = expect_context::<SessionStore>();
     let project = expect_context::<CurrentProject>().0;
     let chat = expect_context::<OpenChat>().0;
+    let attaching = expect_context::<Attaching>();
     let draft = RwSignal::new(String::new());
     let error = RwSignal::new(None::<RivetError>);
     let model = RwSignal::new(String::new());
@@ -42,6 +43,15 @@ pub fn Composer() -> impl IntoView {
             draft.set(last_sent.get_value());
         }
     });
+    // A message with attachments the server refused (sent by the bar).
+    Effect::new(move |_| {
+        if let Some((refusal, text)) = attaching.refused.get() {
+            error.set(Some(refusal));
+            if draft.get_untracked().is_empty() {
+                draft.set(text);
+            }
+        }
+    });
     let busy = move || error.with(|e| e.as_ref().is_some_and(RivetError::is_busy));
     let over_budget =
         move || error.with(|e| e.as_ref().is_some_and(RivetError::is_budget_exceeded));
@@ -49,12 +59,21 @@ pub fn Composer() -> impl IntoView {
 
     let submit = move || {
         let text = draft.get_untracked().trim().to_owned();
-        if text.is_empty() || store.busy.get_untracked() {
+        if (text.is_empty() && attaching.is_empty()) || store.busy.get_untracked() {
             return;
         }
         draft.set(String::new());
-        last_sent.set_value(text.clone());
-        send.dispatch(text);
+        error.set(None);
+        if attaching.is_empty() {
+            last_sent.set_value(text.clone());
+            send.dispatch(text);
+        } else {
+            let picked = Some(model.get_untracked()).filter(|m| !m.is_empty());
+            attaching.ask.set(Some(Outgoing {
+                text,
+                model: picked,
+            }));
+        }
     };
 
     view! {
@@ -102,13 +121,10 @@ pub fn Composer() -> impl IntoView {
                 }
             ></textarea>
             <div class="composer-actions">
-                <super::mode_switch::ModeSwitch />
-                {lazy_view(move || super::model_pick::model_pick_lazy(model))}
-                {lazy_view(move || super::enhance::enhance_lazy(draft))}
+                {lazy_view(move || composer_tools_lazy(model, draft))}
                 <span class="connection" class:offline=move || !store.connected.get()>
                     {move || if store.connected.get() { "" } else { "Connecting…" }}
                 </span>
-                {lazy_view(composer_status_lazy)}
                 <button
                     type="button"
                     data-testid="chat-stop"
@@ -123,7 +139,9 @@ pub fn Composer() -> impl IntoView {
                 <button
                     type="submit"
                     data-testid="chat-send"
-                    disabled=move || store.busy.get() || send.pending().get()
+                    disabled=move || {
+                        store.busy.get() || send.pending().get() || attaching.sending.get()
+                    }
                 >
                     "Send"
                 </button>
@@ -132,11 +150,17 @@ pub fn Composer() -> impl IntoView {
     }
 }
 
-/// The project's auto-fix switch and spend line, out of the first load (a
-/// chunk of their own with `cargo leptos build --split`).
+/// The composer's tools, out of the first load (one chunk with `cargo
+/// leptos build --split`): what the message carries (first, on a line of
+/// its own), the mode switch, the model picker, Enhance, the project's
+/// auto-fix switch and its spend line.
 #[leptos::lazy]
-fn composer_status_lazy() -> AnyView {
+fn composer_tools_lazy(model: RwSignal<String>, draft: RwSignal<String>) -> AnyView {
     view! {
+        <super::attach::AttachmentsBar />
+        <super::mode_switch::ModeSwitch />
+        <super::model_pick::ModelPick model />
+        <super::enhance::Enhance draft />
         <super::auto_fix::ProjectAutoFix />
         <super::spend::SpendLine />
     }

@@ -25,15 +25,9 @@ pub async fn enhance_draft(
     })))
 }
 
-/// The button, out of the first load (a chunk of its own with `cargo
-/// leptos build --split`).
-#[leptos::lazy]
-pub fn enhance_lazy(draft: RwSignal<String>) -> AnyView {
-    view! { <Enhance draft /> }.into_any()
-}
-
+/// The button, out of the first load (in the composer's tools chunk).
 #[component]
-fn Enhance(draft: RwSignal<String>) -> impl IntoView {
+pub fn Enhance(draft: RwSignal<String>) -> impl IntoView {
     let project = expect_context::<CurrentProject>().0;
     // The draft before the last rewrite, while Undo can give it back.
     let before = RwSignal::new(None::<String>);

@@ -29,6 +29,12 @@ pub fn MessageView(id: String) -> impl IntoView {
         }
     });
     let role = store.with(|s| s.message(&id).map(|m| m.role));
+    // What a person's message carried never changes.
+    let carried = store.with(|s| {
+        s.message(&id)
+            .map(|m| m.attachments.clone())
+            .filter(|a| !a.is_empty())
+    });
     match role {
         Some(Role::User) => Either::Left(view! {
             <li class="message message-user" data-testid="message-user" class:undone=move || message.get().is_some_and(|m| is_undone(&m.status))>
@@ -39,6 +45,9 @@ pub fn MessageView(id: String) -> impl IntoView {
                     </div>
                 })}
                 <div class="message-text">{move || message.get().map(|m| m.text()).unwrap_or_default()}</div>
+                {carried.map(|attachments| {
+                    lazy_view(move || super::attach::message_attachments_lazy(attachments))
+                })}
             </li>
         }),
         _ => Either::Right(view! {

@@ -6,13 +6,6 @@ use leptos::prelude::*;
 
 use crate::app::api::answer_models;
 
-/// The picker, out of the first load (a chunk of its own with `cargo
-/// leptos build --split`).
-#[leptos::lazy]
-pub fn model_pick_lazy(model: RwSignal<String>) -> AnyView {
-    view! { <ModelPick model /> }.into_any()
-}
-
 #[component]
 pub fn ModelPick(
     /// The picked model; empty for the configured one.

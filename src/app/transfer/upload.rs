@@ -1,13 +1,10 @@
 //! Posting an import to the HTTP API from the browser (the session cookie
 //! logs it in); answers the new project's id or the server's message.
 
-use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{File, FormData, Headers, Request, RequestInit, Response};
+use wasm_bindgen::JsValue;
+use web_sys::{File, FormData};
 
-fn js(error: JsValue) -> String {
-    error.as_string().unwrap_or_else(|| format!("{error:?}"))
-}
+use crate::app::post::js;
 
 fn with_name(route: &str, name: &str) -> String {
     let name = name.trim();
@@ -56,36 +53,13 @@ pub async fn git(name: &str, url: &str) -> Result<String, String> {
 }
 
 async fn post(url: &str, body: &JsValue, content_type: Option<&str>) -> Result<String, String> {
-    let init = RequestInit::new();
-    init.set_method("POST");
-    init.set_body(body);
-    if let Some(content_type) = content_type {
-        let headers = Headers::new().map_err(js)?;
-        headers.set("content-type", content_type).map_err(js)?;
-        init.set_headers(headers.as_ref());
-    }
-    let request = Request::new_with_str_and_init(url, &init).map_err(js)?;
-    let window = web_sys::window().ok_or("no window")?;
-    let response: Response = JsFuture::from(window.fetch_with_request(&request))
-        .await
-        .map_err(js)?
-        .dyn_into()
-        .map_err(js)?;
-    let text = JsFuture::from(response.text().map_err(js)?)
-        .await
-        .map_err(js)?
-        .as_string()
-        .unwrap_or_default();
-    let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    if response.ok() {
-        json["id"]
+    let answer = crate::app::post::post(url, body, content_type).await?;
+    if answer.ok {
+        answer.json["id"]
             .as_str()
             .map(str::to_owned)
             .ok_or_else(|| "the server answered without a project id".to_owned())
     } else {
-        Err(json["message"]
-            .as_str()
-            .map(str::to_owned)
-            .unwrap_or_else(|| format!("the import failed ({})", response.status())))
+        Err(answer.message_or(|| format!("the import failed ({})", answer.status)))
     }
 }

@@ -6,16 +6,32 @@ let booting = null;
 
 export function wcBoot(url) {
   if (!booting) {
-    booting = import(url).then((m) =>
+    booting = import(url).then(async (m) => {
       // `forwardPreviewErrors`: the previews' uncaught exceptions, unhandled
       // rejections and console errors arrive as 'preview-message' events.
-      m.WebContainer.boot({ coep: 'credentialless', workdirName: 'project', forwardPreviewErrors: true }),
-    );
+      const wc = await m.WebContainer.boot({ coep: 'credentialless', workdirName: 'project', forwardPreviewErrors: true });
+      await setInspector(wc);
+      return wc;
+    });
     booting.catch(() => {
       booting = null;
     });
   }
   return booting;
+}
+
+// The preview's Select tool runs in every preview page, as the sandbox's
+// preview proxy puts it into its pages; told the IDE's origin, it posts
+// what is selected to this page only.
+async function setInspector(wc) {
+  try {
+    const response = await fetch('/api/preview/inspector.js');
+    if (!response.ok) throw new Error(`the inspector did not load (${response.status})`);
+    const ide = JSON.stringify(location.origin);
+    await wc.setPreviewScript(`globalThis.__rivetIdeOrigin = ${ide};\n${await response.text()}`);
+  } catch (error) {
+    console.warn('Select in the preview is not available:', error);
+  }
 }
 
 export function wcReadFile(wc, path) {

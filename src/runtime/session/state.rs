@@ -8,6 +8,7 @@ use super::agent::{AgentRun, AgentStep, Mode};
 use super::chat::{Chat, ChatId};
 use super::event::{ActionStatus, Alert, FixAttempt, MessageStatus, Preview, SessionEvent};
 use crate::runtime::action::ActionRef;
+use crate::runtime::attachment::Carried;
 use crate::runtime::build_result::BuildResult;
 use crate::runtime::llm::{FinishReason, TokenUsage};
 use crate::runtime::protocol::{ActionKind, Event, Id, Recovery};
@@ -75,6 +76,9 @@ pub struct Message {
     /// The chat the message belongs to.
     #[serde(default, skip_serializing_if = "ChatId::is_main")]
     pub chat: ChatId,
+    /// A person's message: its images and the elements they selected.
+    #[serde(default, skip_serializing_if = "Carried::is_empty")]
+    pub attachments: Carried,
 }
 
 impl Message {
@@ -96,6 +100,7 @@ impl Message {
             plan: false,
             cost_usd: None,
             chat: ChatId::main(),
+            attachments: Carried::default(),
         }
     }
 
@@ -117,6 +122,7 @@ impl Message {
             plan: false,
             cost_usd: None,
             chat: ChatId::main(),
+            attachments: Carried::default(),
         }
     }
 

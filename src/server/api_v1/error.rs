@@ -84,6 +84,7 @@ impl From<ApiError> for V1Error {
             ApiError::BudgetExceeded { .. } => "budget_exceeded",
             ApiError::InvalidBudget => "invalid_budget",
             ApiError::DraftTooLong => "draft_too_long",
+            ApiError::InvalidSelection => "invalid_selection",
             ApiError::Llm(_) => "llm",
             ApiError::ChatNotFound(_) => "chat_not_found",
             ApiError::Remote(RemoteError::NotSet) => "remote_not_set",
@@ -118,6 +119,9 @@ impl From<ApiError> for V1Error {
             ApiError::Mcp(McpSettingsError::UnknownServers(_)) => "unknown_mcp_server",
             ApiError::Mcp(McpSettingsError::Spec(_)) => "invalid_mcp_server",
             ApiError::Mcp(McpSettingsError::Io(_)) => "storage",
+            ApiError::Image(_) => "invalid_image",
+            ApiError::ImageNotFound(_) => "image_not_found",
+            ApiError::ImageIo(_) => "storage",
         };
         let mut v1 = V1Error::of(kind, code, error.to_string());
         v1.paths = paths;

@@ -8,8 +8,9 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 
 use super::{V1Error, project_id};
+use crate::runtime::project::ProjectId;
 use crate::runtime::session::{Chat, ChatId, MessageStatus, Role};
-use crate::server::session::api;
+use crate::server::session::{api, images};
 use crate::server::state::AppState;
 use crate::server::store::MessageRow;
 
@@ -21,6 +22,22 @@ pub struct NewMessage {
     /// left out).
     #[serde(flatten)]
     options: api::SendOptions,
+    /// Images for the model, as base64 with their type.
+    #[serde(default)]
+    images: Vec<NewImage>,
+}
+
+#[derive(Deserialize)]
+pub struct NewImage {
+    media_type: String,
+    data: String,
+}
+
+/// An image a message carries, where to read it.
+#[derive(Serialize, Debug, PartialEq)]
+pub struct ImageJson {
+    pub media_type: String,
+    pub url: String,
 }
 
 #[derive(Serialize)]
@@ -47,6 +64,9 @@ pub struct MessageJson {
     /// The answer's tokens and, when its model's price is known, its cost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<UsageJson>,
+    /// The images a person's message carries.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImageJson>,
 }
 
 #[derive(Serialize, Debug, PartialEq)]
@@ -56,8 +76,8 @@ pub struct UsageJson {
     pub cost_usd: Option<f64>,
 }
 
-impl From<MessageRow> for MessageJson {
-    fn from(row: MessageRow) -> MessageJson {
+impl MessageJson {
+    fn of(project: &ProjectId, row: MessageRow) -> MessageJson {
         let error = match &row.status {
             MessageStatus::Failed { error } => Some(error.clone()),
             _ => None,
@@ -69,7 +89,17 @@ impl From<MessageRow> for MessageJson {
             MessageStatus::Failed { .. } => "failed",
             MessageStatus::Undone { .. } => "undone",
         };
+        let images = row
+            .attachments
+            .images
+            .iter()
+            .map(|image| ImageJson {
+                media_type: image.media_type.clone(),
+                url: image.url(project),
+            })
+            .collect();
         MessageJson {
+            images,
             id: row.id,
             role: row.role,
             text: row.text,
@@ -107,12 +137,23 @@ async fn send_to(
     state: AppState,
     id: &str,
     chat: Option<ChatId>,
-    NewMessage { text, mut options }: NewMessage,
+    NewMessage {
+        text,
+        mut options,
+        images,
+    }: NewMessage,
 ) -> Result<(StatusCode, Json<Sent>), V1Error> {
     if chat.is_some() {
         options.chat = chat;
     }
-    let sent = api::send(&state, &project_id(id)?, text, options).await?;
+    let project = project_id(id)?;
+    let images: Vec<(String, String)> = images
+        .into_iter()
+        .map(|image| (image.media_type, image.data))
+        .collect();
+    let kept = images::upload_base64(&state, &project, &images).await?;
+    options.attachments.images.extend(kept);
+    let sent = api::send(&state, &project, text, options).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Sent {
@@ -143,8 +184,13 @@ async fn list_of(
     id: &str,
     chat: ChatId,
 ) -> Result<Json<Vec<MessageJson>>, V1Error> {
-    let rows = api::messages(&state, &project_id(id)?, &chat).await?;
-    Ok(Json(rows.into_iter().map(MessageJson::from).collect()))
+    let project = project_id(id)?;
+    let rows = api::messages(&state, &project, &chat).await?;
+    Ok(Json(
+        rows.into_iter()
+            .map(|row| MessageJson::of(&project, row))
+            .collect(),
+    ))
 }
 
 /// The project's chats, the first one first.

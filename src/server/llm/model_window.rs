@@ -35,13 +35,17 @@ const FIELDS: &[&str] = &[
     "/top_provider/context_length",
 ];
 
-/// The context length `/v1/models`' answer `list` gives for `model`.
-pub fn reported(list: &Value, model: &str) -> Option<u32> {
-    let entry = list
-        .get("data")
+/// What `/v1/models`' answer `list` says of `model`, when it lists it.
+fn entry<'a>(list: &'a Value, model: &str) -> Option<&'a Value> {
+    list.get("data")
         .and_then(Value::as_array)?
         .iter()
-        .find(|m| m.get("id").and_then(Value::as_str) == Some(model))?;
+        .find(|m| m.get("id").and_then(Value::as_str) == Some(model))
+}
+
+/// The context length `/v1/models`' answer `list` gives for `model`.
+pub fn reported(list: &Value, model: &str) -> Option<u32> {
+    let entry = entry(list, model)?;
     FIELDS
         .iter()
         .filter_map(|field| entry.pointer(field).and_then(number))
@@ -52,11 +56,7 @@ pub fn reported(list: &Value, model: &str) -> Option<u32> {
 /// `pricing.prompt` and `pricing.completion`, dollars per token (as strings
 /// or numbers), made dollars per million tokens.
 pub fn reported_price(list: &Value, model: &str) -> Option<crate::runtime::llm::Price> {
-    let entry = list
-        .get("data")
-        .and_then(Value::as_array)?
-        .iter()
-        .find(|m| m.get("id").and_then(Value::as_str) == Some(model))?;
+    let entry = entry(list, model)?;
     let per_token = |field: &str| -> Option<f64> {
         let value = entry.pointer(field)?;
         let n = match value {
@@ -72,11 +72,45 @@ pub fn reported_price(list: &Value, model: &str) -> Option<crate::runtime::llm::
     })
 }
 
+/// Whether `/v1/models`' answer `list` says `model` takes images:
+/// OpenRouter's `architecture.input_modalities` (a list) or
+/// `architecture.modality` (`text+image->text`), a `capabilities` list
+/// naming `vision` (Ollama, LM Studio) or a `supports_vision` flag
+/// (LiteLLM); `None` when it says nothing of it.
+pub fn reported_images(list: &Value, model: &str) -> Option<bool> {
+    let entry = entry(list, model)?;
+    let names = |field: &str| -> Option<Vec<String>> {
+        let list = entry.pointer(field)?.as_array()?;
+        Some(
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_ascii_lowercase)
+                .collect(),
+        )
+    };
+    if let Some(inputs) = names("/architecture/input_modalities") {
+        return Some(inputs.iter().any(|m| m == "image"));
+    }
+    if let Some(modality) = entry
+        .pointer("/architecture/modality")
+        .and_then(Value::as_str)
+    {
+        let inputs = modality.split("->").next().unwrap_or_default();
+        return Some(inputs.split('+').any(|m| m.trim() == "image"));
+    }
+    if let Some(capabilities) = names("/capabilities") {
+        return Some(capabilities.iter().any(|c| c == "vision"));
+    }
+    entry.get("supports_vision").and_then(Value::as_bool)
+}
+
 /// What the model list says of one model.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Facts {
     pub window: Option<u32>,
     pub price: Option<crate::runtime::llm::Price>,
+    /// Whether it takes images, when the list says.
+    pub images: Option<bool>,
 }
 
 /// A positive whole number, written as a number or as a string.
@@ -125,6 +159,7 @@ impl ModelWindows {
             Ok(list) => Known::Answered(Facts {
                 window: reported(&list, &llm.model),
                 price: reported_price(&list, &llm.model),
+                images: reported_images(&list, &llm.model),
             }),
             Err(e) => {
                 tracing::info!(
@@ -301,5 +336,24 @@ mod tests {
         llm.base_url.clear();
         assert_eq!(windows.get(&http, &llm).await, None);
         assert!(windows.lock().is_empty());
+    }
+
+    #[test]
+    fn a_model_list_says_whether_a_model_takes_images() {
+        let list = serde_json::json!({"data": [
+            {"id": "or-vision", "architecture": {"input_modalities": ["text", "image"]}},
+            {"id": "or-text", "architecture": {"input_modalities": ["text"]}},
+            {"id": "or-old", "architecture": {"modality": "text+image->text"}},
+            {"id": "ollama", "capabilities": ["completion", "vision"]},
+            {"id": "litellm", "supports_vision": false},
+            {"id": "plain"}
+        ]});
+        assert_eq!(reported_images(&list, "or-vision"), Some(true));
+        assert_eq!(reported_images(&list, "or-text"), Some(false));
+        assert_eq!(reported_images(&list, "or-old"), Some(true));
+        assert_eq!(reported_images(&list, "ollama"), Some(true));
+        assert_eq!(reported_images(&list, "litellm"), Some(false));
+        assert_eq!(reported_images(&list, "plain"), None);
+        assert_eq!(reported_images(&list, "absent"), None);
     }
 }

@@ -97,6 +97,13 @@ impl LlmService {
         super::budget::fit::Window::new(context, llm.max_tokens)
     }
 
+    /// Whether `llm`'s model takes images: as the provider's model list
+    /// says, else as `[llm] vision` says.
+    pub async fn takes_images(&self, llm: &ResolvedLlm) -> bool {
+        let reported = self.windows.facts(&self.http, llm).await.images;
+        reported.unwrap_or(self.config.llm.vision)
+    }
+
     /// A project's budget in dollars when it sets none (`[budget]
     /// project_usd`): the answers' spending limit.
     pub fn default_budget(&self) -> Option<f64> {

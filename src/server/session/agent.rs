@@ -141,9 +141,17 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
         approver: &approver,
         settings,
     };
-    let outcome = agent
-        .run(answer.history.clone(), |event| board.on_event(event))
-        .await;
+    let (sendable, images_left_out) = turn::sendable(&llm, &model.inner.llm, &answer.history).await;
+    if images_left_out > 0 {
+        project.publish(SessionEvent::Notice {
+            message_id: message_id.clone(),
+            notice: Some(turn::images_left_out_notice(
+                &model.inner.llm.model,
+                images_left_out,
+            )),
+        });
+    }
+    let outcome = agent.run(sendable, |event| board.on_event(event)).await;
     project.agent.forget_waiting();
 
     if let Some(error) = model.refused() {

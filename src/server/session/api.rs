@@ -63,6 +63,11 @@ pub enum ApiError {
     Secret(#[from] crate::server::secrets::SecretError),
     #[error("the draft is too long to rewrite (at most 16 KiB)")]
     DraftTooLong,
+    #[error(
+        "a selected element is malformed or too large, or a message carries more than {}",
+        crate::runtime::selection::MAX_SELECTIONS
+    )]
+    InvalidSelection,
     #[error(transparent)]
     Llm(#[from] crate::runtime::llm::LlmError),
     #[error(transparent)]
@@ -79,6 +84,12 @@ pub enum ApiError {
     Database(#[from] crate::runtime::database::DatabaseError),
     #[error(transparent)]
     Mcp(#[from] crate::server::mcp::McpSettingsError),
+    #[error(transparent)]
+    Image(#[from] crate::runtime::attachment::ImageError),
+    #[error("the project has no image {0}")]
+    ImageNotFound(String),
+    #[error("the project's images could not be read or written: {0}")]
+    ImageIo(std::io::Error),
 }
 
 /// The handle of a project that exists. Every operation below starts here;
@@ -167,7 +178,7 @@ pub use super::conversation::Sent;
 /// What a message may choose beside its text: the model that answers (else
 /// the configured one) and the conversation's mode from this message on
 /// (else the mode it is in).
-#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SendOptions {
     #[serde(default)]
     pub model: Option<String>,
@@ -176,6 +187,9 @@ pub struct SendOptions {
     /// The chat the message goes to; the first one when left out.
     #[serde(default)]
     pub chat: Option<ChatId>,
+    /// Images (already kept with `images::upload`) and selected elements.
+    #[serde(default)]
+    pub attachments: crate::runtime::attachment::Attachments,
 }
 
 /// The person's message and its answer (see [`conversation::send`]).
@@ -183,16 +197,46 @@ pub async fn send(
     state: &AppState,
     project: &ProjectId,
     text: String,
-    options: SendOptions,
+    mut options: SendOptions,
 ) -> Result<Sent, ApiError> {
     let text = text.trim();
-    if text.is_empty() {
+    if text.is_empty() && options.attachments.is_empty() {
         return Err(ApiError::EmptyMessage);
     }
     let handle = open_project(state, project).await?;
-    let sent = conversation::send(state, &handle, text, options).await?;
-    super::manage::name_after_message(state, &handle.id, text).await;
+    let attached = attach(state, project, text, &mut options).await?;
+    let sent = conversation::send(state, &handle, text, options, attached).await?;
+    if !text.is_empty() {
+        super::manage::name_after_message(state, &handle.id, text).await;
+    }
     Ok(sent)
+}
+
+/// What a message carries, checked and made ready for the model: its
+/// images are the project's, its selected elements are checked and placed
+/// in the project's files.
+async fn attach(
+    state: &AppState,
+    project: &ProjectId,
+    text: &str,
+    options: &mut SendOptions,
+) -> Result<conversation::Attached, ApiError> {
+    let mut attachments = std::mem::take(&mut options.attachments);
+    if attachments.selections.len() > crate::runtime::selection::MAX_SELECTIONS {
+        return Err(ApiError::InvalidSelection);
+    }
+    let images = super::images::parts(state, project, &attachments.images).await?;
+    let mut located = Vec::with_capacity(attachments.selections.len());
+    for selection in std::mem::take(&mut attachments.selections) {
+        located.push(super::selection::locate(state, project, selection).await?);
+    }
+    attachments.selections = located;
+    let asked = crate::runtime::selection::message_with_selections(text, &attachments.selections);
+    Ok(conversation::Attached {
+        attachments,
+        images,
+        asked,
+    })
 }
 
 pub async fn stop(state: &AppState, project: &ProjectId) -> Result<(), ApiError> {

@@ -202,6 +202,7 @@ mod restore_tests {
             cost_usd: None,
             finish_reason: None,
             status: MessageStatus::Complete,
+            attachments: Default::default(),
         }
     }
 
@@ -227,7 +228,8 @@ mod restore_tests {
                 Some(asked),
             ));
         }
-        let mut conversation = crate::server::session::restore::conversation(&state, &rows);
+        let mut conversation =
+            crate::server::session::restore::conversation(&state, &rows, &|_| Vec::new());
         // The latest message's chat is the current one.
         assert_eq!(conversation.chat(), &second);
         let contents = |c: &crate::server::session::conversation::Conversation| {

@@ -9,7 +9,7 @@ use super::summary::{self, Summary};
 use crate::runtime::session::{ContextSummary, ContextUse, SessionEvent};
 use crate::server::llm::ResolvedLlm;
 use crate::server::llm::budget::fit::{
-    Window, fit_system, keep_from, messages_tokens, truncate_to,
+    Window, drop_old_images, fit_system, keep_from, messages_tokens, truncate_to,
 };
 use crate::server::llm::budget::{PER_MESSAGE, estimate_text};
 use crate::server::llm::client::{ChatMessage, ChatRole};
@@ -53,6 +53,12 @@ pub async fn fit(
     });
     let fixed = estimate_text(&bare) + PER_MESSAGE + extra;
     let share = ask.window.conversation_share(fixed);
+    let mut history = ask.history.to_vec();
+    drop_old_images(&mut history, share);
+    let ask = Ask {
+        history: &history,
+        ..ask
+    };
     let keep = keep_from(ask.history, share);
     // A new summary reaches further than needed (the turns past half the
     // share), so the next few turns fit without another.

@@ -18,11 +18,12 @@ use super::api::ApiError;
 use super::fix::{self, FixContext};
 use super::project::ProjectHandle;
 use super::turn::{self, Answer};
+use crate::runtime::attachment::{Attachments, Carried};
 use crate::runtime::protocol::Parser;
 use crate::runtime::session::{
     ChatId, FixAttempt, Message, MessageStatus, Mode, Role, SessionEvent,
 };
-use crate::server::llm::client::ChatMessage;
+use crate::server::llm::client::{ChatMessage, ImagePart};
 use crate::server::state::AppState;
 use crate::server::store::MessageRow;
 
@@ -269,13 +270,36 @@ pub struct Sent {
     pub assistant_message_id: String,
 }
 
-/// The person's message `text` (already trimmed and not empty) and its
-/// answer, on a task of its own. Takes over from the fix loop.
+/// What the person's message carries besides its text, ready for the
+/// model: the attachments as stored and shown, the images' bytes, and the
+/// text the model is asked with (the selected elements' blocks after the
+/// person's words).
+#[derive(Default)]
+pub struct Attached {
+    pub attachments: Attachments,
+    pub images: Vec<ImagePart>,
+    pub asked: String,
+}
+
+impl Attached {
+    /// A message that carries nothing but `text`.
+    pub fn text_only(text: &str) -> Attached {
+        Attached {
+            asked: text.to_owned(),
+            ..Attached::default()
+        }
+    }
+}
+
+/// The person's message `text` (already trimmed; empty only when it
+/// carries something) and its answer, on a task of its own. Takes over
+/// from the fix loop.
 pub async fn send(
     state: &AppState,
     handle: &Arc<ProjectHandle>,
     text: &str,
     options: super::api::SendOptions,
+    attached: Attached,
 ) -> Result<Sent, ApiError> {
     let chat = options.chat.unwrap_or_default();
     super::chats::require(handle, &chat)?;
@@ -290,8 +314,9 @@ pub async fn send(
     stop_fixing(handle);
     super::checkpoints::before_message(handle).await;
     drop_unfinished(handle);
-    let (user_message_id, history) = record_user(handle, text, None);
-    let answer = turn::new_answer(handle, history, text, in_plan_mode(state, handle));
+    let asked = attached.asked.clone();
+    let (user_message_id, history) = record_user(handle, text, None, attached);
+    let answer = turn::new_answer(handle, history, &asked, in_plan_mode(state, handle));
     let sent = Sent {
         user_message_id,
         assistant_message_id: answer.message_id.clone(),
@@ -342,8 +367,9 @@ pub async fn retry(
     switch_chat(handle, &super::chats::chat_of(handle, message_id));
     super::checkpoints::before_message(handle).await;
     drop_unfinished(handle);
+    let images = super::images::of_question(state, handle, message_id).await;
     let mut history = handle.conversation().history().to_vec();
-    history.push(ChatMessage::user(asked.clone()));
+    history.push(ChatMessage::user_with_images(asked.clone(), images));
     let answer = turn::new_answer(handle, history, &asked, in_plan_mode(state, handle));
     spawn(state, handle, answer, cancel);
     Ok(())
@@ -371,7 +397,12 @@ pub async fn attempt(
         );
         return None;
     }
-    let (_, history) = record_user(&cx.project, text, Some(automatic));
+    let (_, history) = record_user(
+        &cx.project,
+        text,
+        Some(automatic),
+        Attached::text_only(text),
+    );
     let answer = turn::new_answer(&cx.project, history, text, false);
     let answer_id = answer.message_id.clone();
     let (llm, project) = (Arc::clone(&cx.llm), Arc::clone(&cx.project));
@@ -412,21 +443,28 @@ fn finish(handle: &Arc<ProjectHandle>, message_id: &str) {
     super::checkpoints::after_answer(handle, message_id);
 }
 
-/// Records the user's message `text` and returns its id and the history to
-/// ask with. The person's messages are stored; automatic ones are published
-/// only, as they always were.
+/// Records the user's message `text` (with what it carries) and returns its
+/// id and the history to ask with. The person's messages are stored;
+/// automatic ones are published only, as they always were.
 fn record_user(
     handle: &ProjectHandle,
     text: &str,
     automatic: Option<FixAttempt>,
+    attached: Attached,
 ) -> (String, Vec<ChatMessage>) {
+    let Attached {
+        attachments,
+        images,
+        asked,
+    } = attached;
     let (id, history, chat) = {
         let mut conversation = handle.conversation();
         let id = conversation.next_id();
         let mut history = conversation.history().to_vec();
-        history.push(ChatMessage::user(text.to_owned()));
+        history.push(ChatMessage::user_with_images(asked, images));
         (id, history, conversation.chat().clone())
     };
+    let carried = Carried::from(&attachments);
     if automatic.is_none() {
         handle.session.save_message(MessageRow {
             id: id.clone(),
@@ -438,11 +476,13 @@ fn record_user(
             cost_usd: None,
             finish_reason: None,
             status: MessageStatus::Complete,
+            attachments,
         });
     }
     let mut message = Message::user(id.clone(), text.to_owned());
     message.automatic = automatic;
     message.chat = chat;
+    message.attachments = carried;
     handle.publish(SessionEvent::MessageAdded { message });
     (id, history)
 }

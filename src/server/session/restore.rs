@@ -9,11 +9,12 @@ use super::hub::Session;
 use std::collections::BTreeMap;
 
 use super::conversation::{Conversation, Thread, Unfinished};
+use crate::runtime::attachment::ImageRef;
 use crate::runtime::protocol::Parser;
 use crate::runtime::session::{
     ActionRef, ActionStatus, ChatId, MessageStatus, Role, SessionEvent, SessionState,
 };
-use crate::server::llm::client::ChatMessage;
+use crate::server::llm::client::{ChatMessage, ImagePart};
 use crate::server::store::{MessageRow, ProjectRow, Store, StoreError};
 
 /// Why an answer that was streaming when the server stopped is interrupted.
@@ -55,12 +56,20 @@ pub async fn load(store: &Store, project: &ProjectRow) -> Result<Restored, Store
 /// The conversation the stored messages describe: each finished answer
 /// adds the question it answered and itself to its chat's turns, as it did
 /// when it finished. The chat of the latest message is the current one.
-pub fn conversation(state: &SessionState, messages: &[MessageRow]) -> Conversation {
+/// The images of a person's message come back with its answer's question
+/// (`load_images` reads them).
+pub fn conversation(
+    state: &SessionState,
+    messages: &[MessageRow],
+    load_images: &dyn Fn(&[ImageRef]) -> Vec<ImagePart>,
+) -> Conversation {
     let chats = super::chats::by_message(state);
     let chat_of = |id: &str| chats.get(id).map_or_else(ChatId::main, |c| (*c).clone());
     let mut conversation = Conversation::default();
     let mut threads: BTreeMap<ChatId, Thread> = BTreeMap::new();
+    let mut previous: Option<&MessageRow> = None;
     for message in messages {
+        let before = previous.replace(message);
         let Some(asked) = &message.asked else {
             continue;
         };
@@ -69,8 +78,13 @@ pub fn conversation(state: &SessionState, messages: &[MessageRow]) -> Conversati
             message.status,
             MessageStatus::Complete | MessageStatus::Stopped
         ) {
+            // The person's message right before the answer carried its images.
+            let images = before
+                .filter(|m| m.role == Role::User && !m.attachments.images.is_empty())
+                .map(|m| load_images(&m.attachments.images))
+                .unwrap_or_default();
             let history = &mut threads.entry(chat_of(&message.id)).or_default().history;
-            history.push(ChatMessage::user(asked.clone()));
+            history.push(ChatMessage::user_with_images(asked.clone(), images));
             history.push(ChatMessage::assistant(message.text.clone()));
         }
     }
@@ -189,6 +203,7 @@ fn empty_answer(id: &str) -> MessageRow {
         cost_usd: None,
         finish_reason: None,
         status: MessageStatus::Streaming,
+        attachments: Default::default(),
     }
 }
 
@@ -213,6 +228,7 @@ mod tests {
             cost_usd: None,
             finish_reason: None,
             status,
+            attachments: Default::default(),
         }
     }
 
@@ -249,7 +265,7 @@ mod tests {
                 },
             ),
         ];
-        let conversation = conversation(&SessionState::default(), &rows);
+        let conversation = conversation(&SessionState::default(), &rows, &|_| Vec::new());
         assert_eq!(
             history(&conversation),
             [
@@ -271,7 +287,7 @@ mod tests {
         let done = row("m1", None, "hi", MessageStatus::Complete);
         let streaming = row("m2", Some("hi"), "Hel", MessageStatus::Streaming);
         let state = SessionState::default();
-        let restored = conversation(&state, &[done.clone(), streaming.clone()]);
+        let restored = conversation(&state, &[done.clone(), streaming.clone()], &|_| Vec::new());
         let unfinished = restored.unfinished().expect("continuable");
         assert_eq!(unfinished.message_id, "m2");
         assert_eq!(unfinished.text, "Hel");
@@ -289,7 +305,9 @@ mod tests {
             ],
         ] {
             assert!(
-                conversation(&state, &rows).unfinished().is_none(),
+                conversation(&state, &rows, &|_| Vec::new())
+                    .unfinished()
+                    .is_none(),
                 "{rows:?}"
             );
         }
@@ -301,7 +319,7 @@ mod tests {
         state
             .messages
             .push(crate::runtime::session::Message::user("m7", "hi"));
-        let conversation = conversation(&state, &[]);
+        let conversation = conversation(&state, &[], &|_| Vec::new());
         assert_eq!(conversation.last_number(), 7);
     }
 

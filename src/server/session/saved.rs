@@ -25,6 +25,7 @@ impl SavedAnswer {
                 cost_usd: None,
                 finish_reason: None,
                 status: MessageStatus::Streaming,
+                attachments: Default::default(),
             },
         }
     }

@@ -13,11 +13,11 @@ use crate::runtime::llm::LlmError;
 use crate::runtime::protocol::Parser;
 use crate::runtime::session::{Message, MessageStatus, SessionEvent};
 use crate::server::agent::as_actions;
-use crate::server::llm::LlmService;
 use crate::server::llm::client::{ChatMessage, ChatOutcome, ChatRequest, Pace, chat};
 use crate::server::llm::prompt::{
     ProjectFile, PromptContext, RuntimeDescription, TOOLS_INSTEAD, UserEdit,
 };
+use crate::server::llm::{LlmService, ResolvedLlm};
 use path::AnswerPath;
 use stream::Stream;
 
@@ -92,10 +92,11 @@ async fn run_on(
             &model,
         );
     ctx.tools = tools;
+    let (sendable, images_left_out) = sendable(&llm, &llm_config, &history).await;
     let ask = super::context::Ask {
         llm: &llm_config,
         window: llm.context_window(&llm_config).await,
-        history: &history,
+        history: &sendable,
         continuing: continuing.then_some(earlier.as_str()),
         message_id: &message_id,
     };
@@ -111,6 +112,9 @@ async fn run_on(
         given: Vec::new(),
         price,
     };
+    if images_left_out > 0 {
+        stream.notice(images_left_out_notice(&model, images_left_out));
+    }
     let outcome = loop {
         let mut request = ChatRequest::new(system.clone(), fitted.messages.clone());
         request.continue_from = continuing.then(|| earlier.clone());
@@ -239,6 +243,33 @@ pub fn close_parser(project: &ProjectHandle, message_id: &str, parser: Parser) {
 fn record_answer(project: &ProjectHandle, mut history: Vec<ChatMessage>, text: &str) {
     history.push(ChatMessage::assistant(text));
     project.conversation().set_history(history);
+}
+
+/// The history as `llm`'s model may be sent it: without images when it
+/// takes none, and how many of the question's images were left out.
+pub async fn sendable(
+    llm: &LlmService,
+    resolved: &ResolvedLlm,
+    history: &[ChatMessage],
+) -> (Vec<ChatMessage>, usize) {
+    let has_images = history.iter().any(|m| !m.images.is_empty());
+    if !has_images || llm.takes_images(resolved).await {
+        return (history.to_vec(), 0);
+    }
+    crate::server::llm::budget::fit::without_images(history)
+}
+
+/// What the answer says when its question's images were not sent.
+pub fn images_left_out_notice(model: &str, count: usize) -> String {
+    let images = if count == 1 {
+        "its image".to_owned()
+    } else {
+        format!("its {count} images")
+    };
+    format!(
+        "{model} does not take images, so the message was sent without {images}. \
+         Pick a model that takes images, or set [llm] vision if this one does."
+    )
 }
 
 /// Whether `message_id` is an answer asked in Plan mode (its actions are

@@ -142,9 +142,9 @@ impl Store {
         let mut tx = self.begin_write().await?;
         sqlx::query(
             "INSERT INTO messages (project, id, position, role, text, asked, model, usage, \
-             finish_reason, status, status_detail, updated_at) \
+             finish_reason, status, status_detail, updated_at, attachments) \
              SELECT $2, id, position, role, text, asked, model, usage, finish_reason, status, \
-             status_detail, updated_at FROM messages WHERE project = $1 AND position <= $3",
+             status_detail, updated_at, attachments FROM messages WHERE project = $1 AND position <= $3",
         )
         .bind(from)
         .bind(to)
@@ -265,6 +265,7 @@ mod tests {
             cost_usd: None,
             finish_reason: None,
             status: status.clone(),
+            attachments: Default::default(),
         };
         store.save_message("p1", &row).await.unwrap();
         assert_eq!(store.messages("p1").await.unwrap(), [row]);

@@ -3,6 +3,7 @@
 use sqlx::{Row, Sqlite, Transaction};
 
 use super::{Store, StoreError, now};
+use crate::runtime::attachment::Attachments;
 use crate::runtime::llm::{FinishReason, TokenUsage};
 use crate::runtime::session::{MessageStatus, Role};
 
@@ -21,6 +22,9 @@ pub struct MessageRow {
     pub cost_usd: Option<f64>,
     pub finish_reason: Option<FinishReason>,
     pub status: MessageStatus,
+    /// A person's message: its images and selected elements (the
+    /// `attachments` column, JSON).
+    pub attachments: Attachments,
 }
 
 impl MessageRow {
@@ -91,8 +95,8 @@ impl Store {
     pub async fn messages(&self, project: &str) -> Result<Vec<MessageRow>, StoreError> {
         let pool = self.ready().await?;
         let rows = sqlx::query(
-            "SELECT id, role, text, asked, model, usage, finish_reason, status, status_detail \
-             FROM messages WHERE project = $1 ORDER BY position",
+            "SELECT id, role, text, asked, model, usage, finish_reason, status, status_detail, \
+             attachments FROM messages WHERE project = $1 ORDER BY position",
         )
         .bind(project)
         .fetch_all(pool)
@@ -146,7 +150,20 @@ fn message_from(row: &sqlx::sqlite::SqliteRow) -> MessageRow {
         cost_usd: usage.as_deref().and_then(cost_from),
         finish_reason: finish_reason_from(row.get("finish_reason")),
         status: status_from(&status, row.get("status_detail")),
+        attachments: attachments_from(row.get("attachments")),
     }
+}
+
+/// An `attachments` column: none when empty, or when it cannot be read (a
+/// corrupt row loses its attachments, not the conversation).
+fn attachments_from(json: Option<String>) -> Attachments {
+    let Some(json) = json else {
+        return Attachments::default();
+    };
+    serde_json::from_str(&json).unwrap_or_else(|error| {
+        tracing::warn!(%error, "a message's stored attachments could not be read");
+        Attachments::default()
+    })
 }
 
 /// The cost kept in a `usage` column's JSON, if any.
@@ -174,8 +191,8 @@ pub(super) async fn upsert(
     let finish_reason = message.finish_reason.and_then(finish_reason_text);
     sqlx::query(
         "INSERT INTO messages (project, id, position, role, text, asked, model, usage, \
-         finish_reason, status, status_detail, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+         finish_reason, status, status_detail, updated_at, attachments) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
          ON CONFLICT (project, id) DO UPDATE SET text = excluded.text, \
          model = excluded.model, usage = excluded.usage, \
          finish_reason = excluded.finish_reason, status = excluded.status, \
@@ -193,6 +210,11 @@ pub(super) async fn upsert(
     .bind(status)
     .bind(detail)
     .bind(now())
+    .bind(
+        (!message.attachments.is_empty())
+            .then(|| serde_json::to_string(&message.attachments).ok())
+            .flatten(),
+    )
     .execute(&mut **tx)
     .await?;
     // The whole text is in the row now.

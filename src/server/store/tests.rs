@@ -41,6 +41,7 @@ fn answer(id: &str, text: &str, status: MessageStatus) -> MessageRow {
         cost_usd: Some(0.25),
         finish_reason: None,
         status,
+        attachments: Default::default(),
     }
 }
 
@@ -161,6 +162,7 @@ async fn a_message_row_is_updated_in_place_and_keeps_what_it_answers() {
         cost_usd: None,
         finish_reason: None,
         status: MessageStatus::Complete,
+        attachments: Default::default(),
     };
     store.save_message("p1", &user).await.unwrap();
     store

@@ -7,6 +7,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
 
 use super::TransferError;
+use crate::runtime::attachment::Attachments;
 use crate::runtime::llm::{FinishReason, TokenUsage};
 use crate::runtime::session::{Envelope, MessageStatus, Role};
 use crate::server::store::MessageRow;
@@ -27,6 +28,19 @@ pub struct ExportedConversation {
     /// The session events, in order, as `GET .../events` sends them.
     pub events: Vec<Envelope>,
     pub files: Vec<ExportedFile>,
+    /// The images the messages carry (documents from before images had
+    /// none).
+    #[serde(default)]
+    pub images: Vec<ExportedImage>,
+}
+
+/// One image of the messages: its SHA-256 (as the messages name it), its
+/// type and its bytes as base64.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct ExportedImage {
+    pub sha256: String,
+    pub media_type: String,
+    pub data: String,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -52,6 +66,8 @@ pub struct ExportedMessage {
     #[serde(default)]
     pub finish_reason: Option<FinishReason>,
     pub status: MessageStatus,
+    #[serde(default, skip_serializing_if = "Attachments::is_empty")]
+    pub attachments: Attachments,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +122,7 @@ impl From<MessageRow> for ExportedMessage {
             cost_usd: row.cost_usd,
             finish_reason: row.finish_reason,
             status: row.status,
+            attachments: row.attachments,
         }
     }
 }
@@ -122,6 +139,7 @@ impl From<ExportedMessage> for MessageRow {
             cost_usd: message.cost_usd,
             finish_reason: message.finish_reason,
             status: message.status,
+            attachments: message.attachments,
         }
     }
 }
@@ -186,6 +204,17 @@ impl Streamed {
 
     pub fn file(&mut self, file: &ExportedFile) -> Result<(), TransferError> {
         self.item(file)
+    }
+
+    /// Ends the files; the images follow.
+    pub fn images(&mut self) -> Result<(), TransferError> {
+        use std::io::Write;
+        self.empty = true;
+        self.out.write_all(b"],\"images\":[").map_err(write_error)
+    }
+
+    pub fn image(&mut self, image: &ExportedImage) -> Result<(), TransferError> {
+        self.item(image)
     }
 
     /// Ends the document; the file is rewound, with its length.
@@ -285,6 +314,7 @@ mod tests {
             cost_usd: None,
             finish_reason: None,
             status: MessageStatus::Complete,
+            attachments: Attachments::default(),
         }];
         let events: Vec<Envelope> = (1..=3)
             .map(|seq| Envelope {
@@ -305,6 +335,11 @@ mod tests {
             messages: messages.clone(),
             events: events.clone(),
             files: files.clone(),
+            images: vec![ExportedImage {
+                sha256: "ab".repeat(32),
+                media_type: "image/png".into(),
+                data: "iVBORw0KGgo=".into(),
+            }],
         };
         for (events, files) in [(&events[..], &files[..]), (&[][..], &[][..])] {
             let mut doc =
@@ -315,6 +350,10 @@ mod tests {
             doc.files().unwrap();
             for file in files {
                 doc.file(file).unwrap();
+            }
+            doc.images().unwrap();
+            for image in &whole.images {
+                doc.image(image).unwrap();
             }
             let (mut file, len) = doc.finish().unwrap();
             let mut written = Vec::new();

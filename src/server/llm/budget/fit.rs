@@ -68,6 +68,38 @@ pub fn messages_tokens(messages: &[ChatMessage]) -> u32 {
         .fold(0, u32::saturating_add)
 }
 
+/// The history as a model that takes no images is sent it, and how many
+/// images its last message (the one being asked) lost.
+pub fn without_images(history: &[ChatMessage]) -> (Vec<ChatMessage>, usize) {
+    let lost = history.last().map_or(0, |m| m.images.len());
+    let messages = history
+        .iter()
+        .map(|m| ChatMessage {
+            images: Vec::new(),
+            ..m.clone()
+        })
+        .collect();
+    (messages, lost)
+}
+
+/// Leaves out the images of the oldest messages first until `history`
+/// fits `share` (images cost far more than most turns' text, so they go
+/// before any turn does); the last message keeps its own.
+pub fn drop_old_images(history: &mut [ChatMessage], share: u32) {
+    let mut total = messages_tokens(history);
+    let Some((_, older)) = history.split_last_mut() else {
+        return;
+    };
+    for message in older.iter_mut().filter(|m| !m.images.is_empty()) {
+        if total <= share {
+            break;
+        }
+        let before = message_tokens(message);
+        message.images.clear();
+        total = total.saturating_sub(before.saturating_sub(message_tokens(message)));
+    }
+}
+
 /// Where the kept part of `history` starts: the newest messages whose
 /// tokens fit `share`, moved forward to a user message so every kept turn
 /// is whole. The last message (the question) is always kept.

@@ -4,6 +4,9 @@
 //! unhandled rejections and `console.error` calls (each once, at most 20 a
 //! page load). The IDE's page checks where a message comes from and hands it
 //! to the server, which makes it a build result (`session::page_report`).
+//! The same tag runs the element inspector (`inspector.js`), which selects
+//! or edits an element when the IDE's page turns select mode on
+//! (`runtime::selection`).
 //!
 //! Only complete HTML pages are changed: a successful `text/html` response,
 //! plain or gzip (HTML requests ask the dev server for no compression, so
@@ -25,8 +28,12 @@ use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use sha2::Digest;
 
-/// The script, as the page runs it.
-pub const REPORTER_JS: &str = include_str!("reporter.js");
+/// The script, as the page runs it: the error reporter, then the element
+/// inspector (`inspector.js`, the preview's select mode), from one tag
+/// whose hash covers both.
+pub const REPORTER_JS: &str = concat!(include_str!("reporter.js"), include_str!("inspector.js"));
+/// The inspector alone (the Select tool), for a WebContainer's previews.
+pub const INSPECTOR_JS: &str = include_str!("inspector.js");
 /// Largest page (decoded) that gets the script; a larger one passes as it is.
 pub const MAX_HTML: usize = 4 * 1024 * 1024;
 

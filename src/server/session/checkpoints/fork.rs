@@ -67,6 +67,7 @@ pub async fn fork(
         .store
         .copy_conversation(source, meta.id.as_str(), (position, last_event, target.seq))
         .await?;
+    crate::server::session::images::copy_to(state, &handle.id, &meta.id).await?;
     crate::server::session::database::after_fork(state, &meta.id, &written).await;
     Ok(state.store.project(meta.id.as_str()).await?.unwrap_or(row))
 }

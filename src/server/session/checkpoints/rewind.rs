@@ -144,7 +144,7 @@ pub async fn restore(
         changed.push(row.clone());
     }
     set_statuses(&handle, changed);
-    reset_conversation(&handle, &messages);
+    reset_conversation(state, &handle, &messages);
     crate::server::session::database::after_rewind(state, &handle).await;
     Ok(Restored {
         message_id: message_id.to_owned(),
@@ -207,7 +207,7 @@ pub async fn redo(
     }
     let redone = changed.iter().map(|m| m.id.clone()).collect();
     set_statuses(&handle, changed);
-    reset_conversation(&handle, &messages);
+    reset_conversation(state, &handle, &messages);
     crate::server::session::database::after_rewind(state, &handle).await;
     Ok(Restored {
         message_id: message_id.to_owned(),

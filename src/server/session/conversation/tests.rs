@@ -28,7 +28,14 @@ async fn a_second_claim_while_one_holds_the_slot_is_busy() {
 async fn send_while_an_answer_streams_is_busy_and_records_nothing() {
     let (state, handle, _data) = project().await;
     pretend_streaming(&handle, true);
-    let refused = send(&state, &handle, "hello", Default::default()).await;
+    let refused = send(
+        &state,
+        &handle,
+        "hello",
+        Default::default(),
+        Attached::text_only("hello"),
+    )
+    .await;
     assert!(matches!(refused, Err(ApiError::Busy)));
     assert!(handle.session.read(|s| s.messages.is_empty()));
     assert!(handle.conversation().history().is_empty());
@@ -79,7 +86,14 @@ async fn a_message_to_a_chat_the_project_does_not_have_is_refused_and_records_no
         chat: Some(ChatId::numbered(2)),
         ..Default::default()
     };
-    let refused = send(&state, &handle, "hello", options).await;
+    let refused = send(
+        &state,
+        &handle,
+        "hello",
+        options,
+        Attached::text_only("hello"),
+    )
+    .await;
     assert!(matches!(refused, Err(ApiError::ChatNotFound(chat)) if chat == "c2"));
     assert!(!is_busy(&handle));
     assert!(handle.session.read(|s| s.messages.is_empty()));

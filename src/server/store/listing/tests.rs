@@ -27,6 +27,7 @@ fn user(id: &str, text: &str) -> MessageRow {
         cost_usd: None,
         finish_reason: None,
         status: MessageStatus::Complete,
+        attachments: Default::default(),
     }
 }
 

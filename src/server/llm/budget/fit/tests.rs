@@ -110,3 +110,54 @@ fn files_named_by_the_build_come_first_then_changed_ones_each_once() {
         assert_eq!(relevant_first(&named, &changed), expect);
     }
 }
+
+fn image() -> crate::server::llm::client::ImagePart {
+    crate::server::llm::client::ImagePart {
+        media_type: "image/png".into(),
+        base64: "iVBORw0KGgo=".into(),
+    }
+}
+
+#[test]
+fn images_of_older_turns_are_dropped_first_and_the_question_keeps_its_own() {
+    let mut history = vec![
+        ChatMessage::user_with_images("first", vec![image(), image()]),
+        ChatMessage::assistant("ok"),
+        ChatMessage::user_with_images("second", vec![image()]),
+        ChatMessage::assistant("ok"),
+        ChatMessage::user_with_images("now", vec![image()]),
+    ];
+    let text_only = messages_tokens(
+        &history
+            .iter()
+            .map(|m| ChatMessage {
+                images: Vec::new(),
+                ..m.clone()
+            })
+            .collect::<Vec<_>>(),
+    );
+    // Room for the text and two images: the oldest message's go.
+    drop_old_images(
+        &mut history,
+        text_only + 2 * crate::server::llm::budget::IMAGE_TOKENS,
+    );
+    let counts: Vec<usize> = history.iter().map(|m| m.images.len()).collect();
+    assert_eq!(counts, [0, 0, 1, 0, 1]);
+    // No room for any: only the question keeps its image.
+    drop_old_images(&mut history, 0);
+    let counts: Vec<usize> = history.iter().map(|m| m.images.len()).collect();
+    assert_eq!(counts, [0, 0, 0, 0, 1]);
+}
+
+#[test]
+fn a_model_without_images_is_sent_none_and_the_question_s_are_counted() {
+    let history = vec![
+        ChatMessage::user_with_images("old", vec![image()]),
+        ChatMessage::assistant("ok"),
+        ChatMessage::user_with_images("now", vec![image(), image()]),
+    ];
+    let (sent, lost) = without_images(&history);
+    assert_eq!(lost, 2);
+    assert!(sent.iter().all(|m| m.images.is_empty()));
+    assert_eq!(sent[2].content, "now");
+}

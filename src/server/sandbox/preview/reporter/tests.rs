@@ -240,3 +240,9 @@ fn the_script_posts_only_to_the_ide_origin_it_was_given() {
     assert!(REPORTER_JS.contains("postMessage({ source: \"rivet-preview\", kind, message }, ide)"));
     assert!(!REPORTER_JS.contains("\"*\""));
 }
+
+#[test]
+fn the_script_is_ascii_so_a_page_in_any_encoding_reads_it_alike() {
+    assert!(REPORTER_JS.is_ascii());
+    assert!(REPORTER_JS.contains("__rivetInspector"));
+}
