@@ -105,7 +105,9 @@ async fn a_model_that_takes_no_images_is_sent_the_text_and_the_chat_says_so() {
         .filter_map(|e| e["notice"].as_str().map(str::to_owned))
         .find(|n| n.contains("does not take images"));
     assert!(
-        notice.as_ref().is_some_and(|n| n.contains("without its image")),
+        notice
+            .as_ref()
+            .is_some_and(|n| n.contains("without its image")),
         "{notice:?}"
     );
 }

@@ -89,6 +89,16 @@ async fn every_route_but_healthz_needs_the_token() {
         Request::delete("/api/v1/mcp/servers/docs").header("host", "127.0.0.1:3000"),
         get("/api/v1/projects/someproject/mcp"),
         Request::put("/api/v1/projects/someproject/mcp").header("host", "127.0.0.1:3000"),
+        // A message with images and selected elements, an image kept or
+        // read, an in-place edit, and the preview's inspector.
+        post("/api/send_attached"),
+        post("/api/edit_text_in_place"),
+        post("/api/v1/projects/someproject/images"),
+        get(&format!(
+            "/api/v1/projects/someproject/images/{}",
+            "a".repeat(64)
+        )),
+        get("/api/preview/inspector.js"),
     ] {
         let request = request.body(Body::empty()).unwrap();
         let path = request.uri().to_string();
