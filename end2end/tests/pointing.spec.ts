@@ -67,6 +67,16 @@ test('a selected element of the preview reaches the model as a structured block'
   await expect(toggle).toHaveAttribute('aria-pressed', 'true');
   await app.locator('body').press('Escape');
   await expect(toggle).toHaveAttribute('aria-pressed', 'false');
+  // A page the frame loads again is told that Select is on.
+  await toggle.click();
+  const reloaded = page.waitForEvent('framenavigated', (frame) => frame !== page.mainFrame());
+  await page.getByTestId('preview-reload').click();
+  await reloaded;
+  await expect(app.locator('button.counter')).toBeVisible();
+  await app.locator('#title').hover();
+  await expect(app.locator('[data-rivet-inspector]')).toContainText('h1');
+  await app.locator('body').press('Escape');
+  await expect(toggle).toHaveAttribute('aria-pressed', 'false');
 });
 
 test('a text edited in the preview lands in its file without the model', async ({ page }) => {

@@ -147,7 +147,7 @@ fn follow(
             attaching.selecting.set(false);
         }
     });
-    let loaded = frame_loads(frame, move || {
+    let stop_following_loads = frame_loads(frame, move || {
         if attaching.selecting.get_untracked() {
             tell_frame(frame, url, true);
         }
@@ -155,26 +155,37 @@ fn follow(
     on_cleanup(move || {
         message.remove();
         escape.remove();
-        drop(loaded);
+        stop_following_loads();
     });
 }
 
-/// Calls `again` each time the frame loads a page, while the returned
-/// closure is kept.
+/// Calls `again` each time the frame loads a page, until the returned
+/// function is called (which takes the listener off the frame).
 #[cfg(feature = "hydrate")]
 fn frame_loads(
     frame: NodeRef<leptos::html::Iframe>,
     again: impl Fn() + 'static,
-) -> leptos::__reexports::send_wrapper::SendWrapper<wasm_bindgen::closure::Closure<dyn Fn()>> {
+) -> impl FnOnce() + Send + Sync + 'static {
+    use leptos::__reexports::send_wrapper::SendWrapper;
     use wasm_bindgen::JsCast;
     let closure = wasm_bindgen::closure::Closure::<dyn Fn()>::new(again);
     let function = closure.as_ref().unchecked_ref::<js_sys::Function>().clone();
+    let listened = StoredValue::new_local(None::<web_sys::HtmlIFrameElement>);
+    let listener = function.clone();
     Effect::new(move |_| {
         if let Some(frame) = frame.get() {
-            let _ = frame.add_event_listener_with_callback("load", &function);
+            let _ = frame.add_event_listener_with_callback("load", &listener);
+            listened.set_value(Some(frame));
         }
     });
-    leptos::__reexports::send_wrapper::SendWrapper::new(closure)
+    let kept = SendWrapper::new((closure, function));
+    move || {
+        let (closure, function) = kept.take();
+        if let Some(frame) = listened.get_value() {
+            let _ = frame.remove_event_listener_with_callback("load", &function);
+        }
+        drop(closure);
+    }
 }
 
 /// Applies a text edit made in the preview: in the one file that has the
