@@ -238,15 +238,12 @@ fn place_images(
     dir: &std::path::Path,
     images: &[conversation::ExportedImage],
 ) -> Result<(), TransferError> {
-    use sha2::Digest;
+    use crate::server::session::images::{keep_in, name_of};
     for image in images {
         let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(&image.data) else {
             continue;
         };
-        let sha256: String = sha2::Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let sha256 = name_of(&bytes);
         let checked = crate::runtime::attachment::check_image(&image.media_type, &bytes);
         if sha256 != image.sha256 || checked.is_err() {
             tracing::warn!(
@@ -255,12 +252,10 @@ fn place_images(
             );
             continue;
         }
-        let io = |source| TransferError::Io {
+        keep_in(dir, &sha256, &bytes).map_err(|source| TransferError::Io {
             path: dir.join(&sha256),
             source,
-        };
-        std::fs::create_dir_all(dir).map_err(io)?;
-        crate::server::atomic::write(&dir.join(&sha256), &bytes).map_err(io)?;
+        })?;
     }
     Ok(())
 }

@@ -27,19 +27,13 @@ pub async fn upload(
 ) -> Result<ImageRef, ApiError> {
     open_project(state, project).await?;
     let media_type = attachment::check_image(declared, &bytes)?;
-    let sha256 = hex(&sha2::Sha256::digest(&bytes));
-    let path = file(state, project, &sha256)?;
+    let sha256 = name_of(&bytes);
     let dir = state.projects.images(project);
-    tokio::task::spawn_blocking(move || -> std::io::Result<()> {
-        if path.exists() {
-            return Ok(());
-        }
-        std::fs::create_dir_all(&dir)?;
-        crate::server::atomic::write(&path, &bytes)
-    })
-    .await
-    .map_err(|e| ApiError::ImageIo(std::io::Error::other(e)))?
-    .map_err(ApiError::ImageIo)?;
+    let name = sha256.clone();
+    tokio::task::spawn_blocking(move || keep_in(&dir, &name, &bytes))
+        .await
+        .map_err(|e| ApiError::ImageIo(std::io::Error::other(e)))?
+        .map_err(ApiError::ImageIo)?;
     Ok(ImageRef {
         sha256,
         media_type: media_type.to_owned(),
@@ -183,6 +177,21 @@ fn file(state: &AppState, project: &ProjectId, sha256: &str) -> Result<PathBuf, 
     Ok(state.projects.images(project).join(sha256))
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// The name an image's bytes are kept under: their SHA-256, lower-case hex.
+pub fn name_of(bytes: &[u8]) -> String {
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Writes an image's bytes into a project's image folder `dir` under
+/// `name` (from [`name_of`]), unless they are there already.
+pub fn keep_in(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let path = dir.join(name);
+    if path.exists() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir)?;
+    crate::server::atomic::write(&path, bytes)
 }
