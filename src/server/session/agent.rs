@@ -151,7 +151,9 @@ pub async fn run(cx: AgentContext, answer: Answer, cancel: CancellationToken) {
             )),
         });
     }
-    let outcome = agent.run(sendable, |event| board.on_event(event)).await;
+    let outcome = agent
+        .run(sendable.into_owned(), |event| board.on_event(event))
+        .await;
     project.agent.forget_waiting();
 
     if let Some(error) = model.refused() {

@@ -247,16 +247,17 @@ fn record_answer(project: &ProjectHandle, mut history: Vec<ChatMessage>, text: &
 
 /// The history as `llm`'s model may be sent it: without images when it
 /// takes none, and how many of the question's images were left out.
-pub async fn sendable(
+pub async fn sendable<'a>(
     llm: &LlmService,
     resolved: &ResolvedLlm,
-    history: &[ChatMessage],
-) -> (Vec<ChatMessage>, usize) {
+    history: &'a [ChatMessage],
+) -> (std::borrow::Cow<'a, [ChatMessage]>, usize) {
     let has_images = history.iter().any(|m| !m.images.is_empty());
     if !has_images || llm.takes_images(resolved).await {
-        return (history.to_vec(), 0);
+        return (std::borrow::Cow::Borrowed(history), 0);
     }
-    crate::server::llm::budget::fit::without_images(history)
+    let (messages, lost) = crate::server::llm::budget::fit::without_images(history);
+    (std::borrow::Cow::Owned(messages), lost)
 }
 
 /// What the answer says when its question's images were not sent.
