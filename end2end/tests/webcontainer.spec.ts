@@ -221,3 +221,33 @@ test('offline: a supabase action of a browser project runs on the server, and th
     { name: 'todos', rows: 2, columns: [{ name: 'id', type: 'integer' }, { name: 'title', type: 'text' }] },
   ]);
 });
+
+// Publish on a WebContainer project: the build runs in the tab's
+// WebContainer (its output in the Rivet tab), the tab sends the built files,
+// and a stranger's browser uses the app at its own address.
+test('offline: a WebContainer project is built in its tab and published for a stranger', async ({ page, browser }) => {
+  await needsDouble(page);
+  test.setTimeout(3 * APP_READY);
+  await webcontainerProject(page);
+  await send(page, 'build a todo app');
+  const app = page.frameLocator('[data-testid="preview-frame"]');
+  await expect(app.getByRole('heading', { name: 'Todos' })).toBeVisible({ timeout: APP_READY });
+
+  await page.getByTestId('settings-toggle').click();
+  await page.getByTestId('publish-button').click();
+  const row = page.locator('[data-testid="publish-version"][data-version="1"]');
+  await expect(row).toContainText('live', { timeout: APP_READY });
+  const builds = (await doubleRecord(page)).spawned.filter((s) => s.args.join(' ').includes('npm run build'));
+  expect(builds).toHaveLength(1);
+  await expect(page.getByTestId('terminal-rivet')).toContainText('# publish');
+
+  const url = (await page.getByTestId('publish-url').getAttribute('href'))!;
+  const strangers = await browser.newContext();
+  const stranger = await strangers.newPage();
+  await stranger.goto(url);
+  await expect(stranger.getByRole('heading', { name: 'Todos' })).toBeVisible();
+  await stranger.getByLabel('New todo').fill('buy milk');
+  await stranger.getByRole('button', { name: 'Add' }).click();
+  await expect(stranger.getByRole('listitem')).toContainText('buy milk');
+  await strangers.close();
+});

@@ -44,22 +44,6 @@ async function serverFunction(name, fields) {
   return response;
 }
 
-/** The project's files, from the first line of its session feed. */
-async function files() {
-  const response = await serverFunction('session_feed', { project });
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  while (!text.includes('\n')) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-  }
-  reader.cancel().catch(() => {});
-  const snapshot = JSON.parse(text.split('\n')[0]);
-  return snapshot.state ? snapshot.state.files : [];
-}
-
 const fs = {
   async readFile(path, encoding) {
     const response = await fetch(api(clean(path)));
@@ -84,20 +68,15 @@ const fs = {
     await fs.rm(from);
   },
   async readdir(path, options) {
-    const dir = clean(path);
-    const prefix = dir ? `${dir}/` : '';
-    const all = await files();
-    if (dir && !all.some((f) => f.startsWith(prefix))) throw enoent('scandir', path);
-    const entries = new Map();
-    for (const file of all) {
-      if (!file.startsWith(prefix)) continue;
-      const [name, ...rest] = file.slice(prefix.length).split('/');
-      entries.set(name, rest.length > 0);
-    }
-    const list = [...entries].map(([name, isDir]) => ({
-      name,
-      isDirectory: () => isDir,
-      isFile: () => !isDir,
+    // One folder as the sandbox has it, the insides of dist/ and
+    // node_modules/ included, as the real WebContainer's file system lists.
+    const response = await fetch(`/api/v1/projects/${project}/files?dir=${encodeURIComponent(clean(path))}`);
+    if (!response.ok) throw enoent('scandir', path);
+    const { entries } = await response.json();
+    const list = entries.map((entry) => ({
+      name: entry.path.split('/').pop(),
+      isDirectory: () => entry.kind === 'dir',
+      isFile: () => entry.kind === 'file',
     }));
     return options && options.withFileTypes ? list : list.map((e) => e.name);
   },

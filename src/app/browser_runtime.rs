@@ -1,6 +1,7 @@
 //! The server functions of a project whose actions run in the browser
 //! (`crate::server::session::browser` does the work): the answers' text
-//! for the tab, and what the tab reports back.
+//! for the tab, what the tab reports back, and the site it builds for a
+//! publish.
 
 use leptos::prelude::*;
 use leptos::server_fn::codec::{ByteStream, Json, Streaming};
@@ -48,4 +49,29 @@ pub async fn mirror_file(project: ProjectId, change: FileMirror) -> Result<(), R
 pub async fn browser_files(project: ProjectId) -> Result<BrowserSnapshot, RivetError> {
     let state = expect_context::<crate::server::state::AppState>();
     Ok(crate::server::session::browser::snapshot(&state, &project).await?)
+}
+
+/// One file of the site the tab is building for the publish `request`.
+#[server(endpoint = "site_file", input = Json)]
+pub async fn site_file(
+    project: ProjectId,
+    request: String,
+    path: String,
+    content: crate::runtime::relay::FileContent,
+) -> Result<(), RivetError> {
+    use crate::server::session::publish::add_built_file;
+    let state = expect_context::<crate::server::state::AppState>();
+    Ok(add_built_file(&state, &project, &request, &path, content).await?)
+}
+
+/// How the tab's build for the publish `request` ended.
+#[server(endpoint = "site_built", input = Json)]
+pub async fn site_built(
+    project: ProjectId,
+    request: String,
+    report: crate::runtime::relay::SiteBuildReport,
+) -> Result<(), RivetError> {
+    use crate::server::session::publish::finish_browser_build;
+    let state = expect_context::<crate::server::state::AppState>();
+    Ok(finish_browser_build(&state, &project, &request, report).await?)
 }

@@ -20,6 +20,7 @@ mod database;
 mod driver;
 mod runtime;
 mod shell;
+mod site;
 
 pub use driver::start;
 pub use shell::Shell;

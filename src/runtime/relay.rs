@@ -26,6 +26,31 @@ pub enum RelayEvent {
     Stop,
     /// Another tab of the project took over; this one runs no more answers.
     Replaced,
+    /// Build the project's site with `command` (each command within
+    /// `timeout_secs`), send its files for the build `request` and say how
+    /// it ended ([`SiteBuildReport`]).
+    BuildSite {
+        request: String,
+        command: String,
+        timeout_secs: u64,
+    },
+}
+
+/// How a site's build in the browser ended, after its files were sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum SiteBuildReport {
+    /// Every file of the output (`root`) was sent: `files` of them.
+    Built {
+        root: String,
+        files: u64,
+    },
+    NothingToPublish {
+        reason: String,
+    },
+    Failed {
+        reason: String,
+    },
 }
 
 /// A file change the browser made in its runtime, repeated on the

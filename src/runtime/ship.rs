@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod build;
+
 /// A project's git remote as anyone may see it: without its token.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteView {

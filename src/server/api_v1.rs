@@ -82,6 +82,7 @@ pub fn routes() -> Router<AppState> {
                 .post(messages::send_in_chat)
                 .layer(DefaultBodyLimit::max(MESSAGE_LIMIT)),
         )
+        .route("/api/v1/projects/{id}/files", get(files::list))
         .route(
             "/api/v1/projects/{id}/files/{*path}",
             get(files::read).put(files::write).delete(files::delete),

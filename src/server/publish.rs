@@ -40,8 +40,10 @@ pub enum PublishError {
     NoVersion(u32),
     #[error("the project is not published")]
     NotPublished,
-    #[error("publishing a project that runs in the browser is not supported yet: {0}")]
-    Unsupported(String),
+    #[error("the project cannot be built now: {0}")]
+    NeedsTab(String),
+    #[error("no site build {0} is waiting for files")]
+    NoBuild(String),
     #[error("cannot keep the published site: {0}")]
     Io(#[from] std::io::Error),
     #[error("the site's record {path} is damaged: {message}")]

@@ -158,6 +158,13 @@ impl OpenProjects {
         handle
     }
 
+    /// Opens a handle made by a test.
+    #[cfg(test)]
+    pub fn insert_for_tests(&self, handle: Arc<ProjectHandle>) {
+        let mut handles = self.handles.lock().unwrap_or_else(|p| p.into_inner());
+        handles.insert(handle.id.clone(), handle);
+    }
+
     /// Forgets the project's handle (it is being deleted).
     pub fn remove(&self, id: &ProjectId) -> Option<Arc<ProjectHandle>> {
         self.handles

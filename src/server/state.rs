@@ -154,3 +154,30 @@ pub async fn project_for_tests(
         created: u64::try_from(row.created_at).unwrap(),
     }
 }
+
+/// A new project (as [`project_for_tests`]) opened on the in-memory
+/// runtime, holding `files`: for unit tests of what the session does with
+/// files and processes, which the real sandbox cannot run inside a test
+/// binary.
+#[cfg(test)]
+pub async fn project_on_fake_runtime(
+    state: &AppState,
+    files: &[(&str, &str)],
+) -> (
+    crate::runtime::project::ProjectId,
+    crate::runtime::host::fake::FakeRuntime,
+) {
+    use crate::server::session::{ProjectHandle, Session};
+    let id = project_for_tests(state, "p").await.id;
+    let runtime = crate::runtime::host::fake::FakeRuntime::with_files(files.iter().copied());
+    let session = std::sync::Arc::new(Session::new(id.clone(), Default::default()));
+    let handle = ProjectHandle::new(
+        id.clone(),
+        session,
+        std::sync::Arc::new(runtime.clone()),
+        state.databases.for_project(&id),
+        state.preview_ports.hooks(&id),
+    );
+    state.open_projects.insert_for_tests(handle);
+    (id, runtime)
+}

@@ -5,7 +5,8 @@
 //! records and publishes it; this tab folds it when it comes back on the
 //! feed, like any other tab. Every file change is repeated on the server:
 //! the runner's as it makes them, the ones commands make by the watch
-//! mirror (`runtime::relay::watch`).
+//! mirror (`runtime::relay::watch`). A publish's build runs here too
+//! (`site.rs`).
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -20,6 +21,7 @@ use wasm_bindgen::{JsCast, JsValue, closure::Closure};
 
 use super::bindings as js;
 use super::runtime::{WebContainerRuntime, error_text, sleep};
+use super::site::{SiteRequest, build_site};
 use crate::app::browser_runtime::{browser_answers, browser_files, mirror_file, report_events};
 use crate::app::page_report::preview_message::PreviewMessage;
 use crate::app::page_report::{origin_of, send as send_page_report};
@@ -82,7 +84,7 @@ fn run_lazy(project: ProjectId, failure: RwSignal<Option<BootFailure>>) {
         watch(&project, &mirrored, &runtime, log.clone(), &outbox);
         let runner = runner(&project, &mirrored, &runtime, &outbox);
         resume(&project, &runtime, &outbox, &log).await;
-        follow_answers(project, runner, outbox).await;
+        follow_answers(project, runtime, runner, outbox).await;
     });
 }
 
@@ -308,9 +310,14 @@ async fn run_shown(runtime: &WebContainerRuntime, outbox: &Outbox, spec: Command
     process.wait().await.success()
 }
 
-/// Parses and runs every answer the server relays, reconnecting after a
-/// drop.
-async fn follow_answers(project: ProjectId, runner: Runner, outbox: Outbox) {
+/// Parses and runs every answer the server relays, and builds the site
+/// when it asks, reconnecting after a drop.
+async fn follow_answers(
+    project: ProjectId,
+    runtime: Rc<WebContainerRuntime>,
+    runner: Runner,
+    outbox: Outbox,
+) {
     let mut parsers: HashMap<String, Parser> = HashMap::new();
     let mut backoff_ms = 250;
     loop {
@@ -324,6 +331,19 @@ async fn follow_answers(project: ProjectId, runner: Runner, outbox: Outbox) {
                         Ok(RelayEvent::Replaced) => {
                             leptos::logging::log!("another tab runs this project's answers now");
                             return;
+                        }
+                        Ok(RelayEvent::BuildSite {
+                            request,
+                            command,
+                            timeout_secs,
+                        }) => {
+                            let asked = SiteRequest {
+                                request,
+                                command,
+                                timeout: Duration::from_secs(timeout_secs),
+                            };
+                            let (project, runtime) = (project.clone(), Rc::clone(&runtime));
+                            build_site(project, runtime, outbox.clone(), asked);
                         }
                         Ok(event) => apply(event, &mut parsers, &runner, &outbox),
                         Err(e) => leptos::logging::warn!("unreadable relayed text: {e}"),
@@ -363,7 +383,8 @@ fn apply(
             }
         }
         RelayEvent::Stop => runner.abort(),
-        RelayEvent::Replaced => {}
+        // `follow_answers` takes these.
+        RelayEvent::Replaced | RelayEvent::BuildSite { .. } => {}
     }
 }
 

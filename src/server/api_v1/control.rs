@@ -53,13 +53,7 @@ pub async fn events(
     Path(id): Path<String>,
     query: Result<Query<EventsQuery>, QueryRejection>,
 ) -> Result<Response, V1Error> {
-    let Query(EventsQuery { after }) = query.map_err(|rejection| {
-        V1Error::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_query",
-            rejection.body_text(),
-        )
-    })?;
+    let Query(EventsQuery { after }) = query?;
     let events = api::events(&state, &project_id(&id)?, after).await?;
     let lines = events.map(|envelope| {
         // Serialising our own types cannot fail.

@@ -5,7 +5,7 @@ use crate::server::checkpoint::git::sync::SyncError;
 use crate::server::publish::PublishError;
 use crate::server::remote::RemoteError;
 use axum::Json;
-use axum::extract::rejection::{BytesRejection, JsonRejection};
+use axum::extract::rejection::{BytesRejection, JsonRejection, QueryRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
@@ -105,7 +105,8 @@ impl From<ApiError> for V1Error {
             ApiError::Publish(PublishError::NothingToPublish(_)) => "nothing_to_publish",
             ApiError::Publish(PublishError::BuildFailed(_)) => "build_failed",
             ApiError::Publish(PublishError::TooLarge(_)) => "site_too_large",
-            ApiError::Publish(PublishError::Unsupported(_)) => "unsupported",
+            ApiError::Publish(PublishError::NeedsTab(_)) => "needs_browser_tab",
+            ApiError::Publish(PublishError::NoBuild(_)) => "build_not_found",
             ApiError::Publish(PublishError::NoVersion(_)) => "version_not_found",
             ApiError::Publish(PublishError::NotPublished) => "not_published",
             ApiError::Publish(PublishError::Io(_) | PublishError::Corrupt { .. }) => "storage",
@@ -170,6 +171,16 @@ impl From<JsonRejection> for V1Error {
         V1Error::new(
             StatusCode::BAD_REQUEST,
             "invalid_json",
+            rejection.body_text(),
+        )
+    }
+}
+
+impl From<QueryRejection> for V1Error {
+    fn from(rejection: QueryRejection) -> V1Error {
+        V1Error::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_query",
             rejection.body_text(),
         )
     }

@@ -1,15 +1,35 @@
 //! `/api/v1/projects/{id}/files/{path}`: read (raw bytes), write (the raw
-//! body) and delete one file of the project.
+//! body) and delete one file of the project; `/api/v1/projects/{id}/files?dir=`
+//! lists one folder.
 
+use axum::Json;
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 
 use super::{V1Error, project_id, project_path};
 use crate::server::session::api;
 use crate::server::state::AppState;
+
+/// Which folder to list.
+#[derive(Debug, serde::Deserialize)]
+pub struct DirQuery {
+    #[serde(default)]
+    dir: String,
+}
+
+/// `{"entries": [{"path", "kind", "size", "modified"}]}` for one folder.
+pub async fn list(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    query: Result<Query<DirQuery>, QueryRejection>,
+) -> Result<Json<serde_json::Value>, V1Error> {
+    let Query(query) = query?;
+    let entries = api::list_dir(&state, &project_id(&id)?, &project_path(&query.dir)?).await?;
+    Ok(Json(serde_json::json!({ "entries": entries })))
+}
 
 pub async fn read(
     State(state): State<AppState>,

@@ -81,8 +81,9 @@ pub fn publish_code(error: &PublishError) -> ErrorCode {
     match error {
         PublishError::NothingToPublish(_)
         | PublishError::BuildFailed(_)
-        | PublishError::TooLarge(_)
-        | PublishError::Unsupported(_) => ErrorCode::Invalid,
+        | PublishError::TooLarge(_) => ErrorCode::Invalid,
+        PublishError::NeedsTab(_) => ErrorCode::Unavailable,
+        PublishError::NoBuild(_) => ErrorCode::NotFound,
         PublishError::NoVersion(_) | PublishError::NotPublished => ErrorCode::NotFound,
         PublishError::Io(_) | PublishError::Corrupt { .. } => ErrorCode::Internal,
     }

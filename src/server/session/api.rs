@@ -274,6 +274,17 @@ pub async fn read_bytes(
     Ok(handle.runtime.read_file(path.as_str()).await?)
 }
 
+/// The entries of one folder of the project (`""` is its root), every
+/// folder alike: the insides of `dist/` or `node_modules/` too.
+pub async fn list_dir(
+    state: &AppState,
+    project: &ProjectId,
+    dir: &ProjectPath,
+) -> Result<Vec<crate::runtime::host::DirEntry>, ApiError> {
+    let handle = open_project(state, project).await?;
+    Ok(handle.runtime.list(dir.as_str()).await?)
+}
+
 /// A file's text, for the editor.
 pub async fn read_file(
     state: &AppState,

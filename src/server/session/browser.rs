@@ -88,6 +88,23 @@ impl Relay {
         }
     }
 
+    /// Sends `event` to the tab that listens now; false when none does
+    /// (nothing is kept for a later tab).
+    pub fn ask(&self, event: RelayEvent) -> bool {
+        let mut inner = self.lock();
+        let Some(tab) = &inner.tab else { return false };
+        if tab.unbounded_send(event).is_ok() {
+            return true;
+        }
+        inner.tab = None;
+        false
+    }
+
+    /// Whether a tab listens.
+    pub fn has_tab(&self) -> bool {
+        self.lock().tab.as_ref().is_some_and(|tab| !tab.is_closed())
+    }
+
     /// The relay for a tab; the previous tab's ends.
     pub fn subscribe(&self) -> mpsc::UnboundedReceiver<RelayEvent> {
         let (tx, rx) = mpsc::unbounded();

@@ -31,6 +31,8 @@ pub struct ProjectHandle {
     pub agent: super::agent::AgentSlot,
     /// The answers' text for the browser, when the project runs there.
     pub browser: super::browser::Relay,
+    /// The site the browser tab is building for a publish, while it builds.
+    pub site_build: super::publish::BrowserBuild,
     conversation: Mutex<Conversation>,
 }
 
@@ -68,6 +70,7 @@ impl ProjectHandle {
             checkpoints: OnceLock::new(),
             agent: super::agent::AgentSlot::default(),
             browser: super::browser::Relay::default(),
+            site_build: Default::default(),
             conversation: Mutex::new(Conversation::default()),
         })
     }
