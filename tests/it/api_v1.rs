@@ -331,6 +331,41 @@ async fn files_are_written_read_and_deleted() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_folder_is_listed_whole_even_one_the_file_tree_skips() {
+    let (_mock, server) = server().await;
+    let project = server.create("listing").await;
+    server.put_file(&project, "index.html", "<h1>").await;
+    server.put_file(&project, "dist/assets/app.js", "app").await;
+    let list = |dir: &str| server.url(&format!("/projects/{project}/files?dir={dir}"));
+    let (status, root) = server
+        .json(
+            server
+                .http
+                .get(server.url(&format!("/projects/{project}/files"))),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{root}");
+    let names: Vec<(&str, &str)> = root["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["path"].as_str().unwrap(), e["kind"].as_str().unwrap()))
+        .collect();
+    assert!(names.contains(&("index.html", "file")), "{root}");
+    assert!(names.contains(&("dist", "dir")), "{root}");
+    let (status, dist) = server.json(server.http.get(list("dist/assets"))).await;
+    assert_eq!(status, StatusCode::OK, "{dist}");
+    assert_eq!(dist["entries"][0]["path"], "dist/assets/app.js", "{dist}");
+    assert_eq!(dist["entries"][0]["size"], 3, "{dist}");
+    let (status, error) = server.json(server.http.get(list("nowhere"))).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{error}");
+    assert_eq!(error["code"], "file_not_found", "{error}");
+    let (status, error) = server.json(server.http.get(list("..%2F..%2Fetc"))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+    assert_eq!(error["code"], "invalid_path", "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_file_path_leaving_the_project_is_refused_with_a_code() {
     let (_mock, server) = server().await;
     let project = server.create("files").await;

@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 
-use crate::runtime::host::{CommandSpec, EntryKind, Runtime, RuntimeError};
+use crate::runtime::host::{CommandSpec, EntryKind, EventStream, Runtime, RuntimeError};
 use crate::runtime::protocol::ActionKind;
 use crate::runtime::session::SessionState;
 
@@ -114,20 +114,24 @@ async fn run<F: Fn(&[u8])>(
 ) -> Result<(), BuildFailure> {
     let command = spec.command.clone();
     let process = runtime.spawn(spec).await?;
-    let stream = process.take_output();
-    let tail = async {
-        let mut tail = Vec::new();
-        if let Some(mut stream) = stream {
-            while let Some(chunk) = stream.next().await {
-                output(&chunk);
-                tail.extend_from_slice(&chunk);
-                let excess = tail.len().saturating_sub(ERROR_TAIL * 2);
-                tail.drain(..excess);
-            }
+    let mut reading = Box::pin(read_tail(process.take_output(), output)).fuse();
+    let ended = {
+        let waiting = process.wait().fuse();
+        futures::pin_mut!(waiting);
+        futures::select! {
+            status = waiting => Err(status),
+            tail = reading => Ok(tail),
         }
-        tail
     };
-    let (status, tail) = futures::join!(process.wait(), tail);
+    let (status, tail) = match ended {
+        Ok(tail) => (process.wait().await, tail),
+        // A runtime may end a process's output only when the process goes
+        // (the browser's does): let it go, and read what is left.
+        Err(status) => {
+            drop(process);
+            (status, reading.await)
+        }
+    };
     if status.success() {
         return Ok(());
     }
@@ -140,6 +144,21 @@ async fn run<F: Fn(&[u8])>(
     Err(BuildFailure::Failed(format!(
         "`{command}` failed ({why}):\n{said}"
     )))
+}
+
+/// Hands each chunk of `stream` to `output`, to its end; the last of it.
+async fn read_tail<F: Fn(&[u8])>(stream: Option<EventStream<Vec<u8>>>, output: &F) -> Vec<u8> {
+    let mut tail = Vec::new();
+    let Some(mut stream) = stream else {
+        return tail;
+    };
+    while let Some(chunk) = stream.next().await {
+        output(&chunk);
+        tail.extend_from_slice(&chunk);
+        let excess = tail.len().saturating_sub(ERROR_TAIL * 2);
+        tail.drain(..excess);
+    }
+    tail
 }
 
 /// The last `n` characters of `text`.

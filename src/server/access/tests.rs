@@ -99,6 +99,10 @@ async fn every_route_but_healthz_needs_the_token() {
             "a".repeat(64)
         )),
         get("/api/preview/inspector.js"),
+        // A folder's listing, and the site a WebContainer tab builds.
+        get("/api/v1/projects/someproject/files?dir=dist"),
+        post("/api/site_file"),
+        post("/api/site_built"),
     ] {
         let request = request.body(Body::empty()).unwrap();
         let path = request.uri().to_string();

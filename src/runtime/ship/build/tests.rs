@@ -166,3 +166,122 @@ fn the_last_characters_of_a_text_are_cut_on_a_character_boundary() {
     assert_eq!(last_chars("héllo", 4), "éllo");
     assert_eq!(last_chars("hi", 10), "hi");
 }
+
+/// The browser's way with output: a process's output ends only when the
+/// process is dropped, not when it exits.
+mod held {
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+    use futures::channel::oneshot;
+    use futures::stream::{self, StreamExt};
+
+    use crate::runtime::host::fake::FakeRuntime;
+    use crate::runtime::host::{
+        CommandSpec, DirEntry, EventStream, ExitStatus, FsEvent, PortEvent, Process, PtySize,
+        Runtime, RuntimeError,
+    };
+
+    pub struct HeldOutput(pub FakeRuntime);
+
+    struct HeldProcess {
+        inner: Box<dyn Process>,
+        _until_dropped: oneshot::Sender<()>,
+        gone: Mutex<Option<oneshot::Receiver<()>>>,
+    }
+
+    #[async_trait]
+    impl Process for HeldProcess {
+        fn pid(&self) -> u32 {
+            self.inner.pid()
+        }
+        fn take_output(&self) -> Option<EventStream<Vec<u8>>> {
+            let gone = self.gone.lock().unwrap().take()?;
+            let end = stream::once(gone).filter_map(|_| async { None });
+            Some(self.inner.take_output()?.chain(end).boxed())
+        }
+        async fn wait(&self) -> ExitStatus {
+            self.inner.wait().await
+        }
+        async fn kill(&self) -> Result<(), RuntimeError> {
+            self.inner.kill().await
+        }
+        async fn write_stdin(&self, data: &[u8]) -> Result<(), RuntimeError> {
+            self.inner.write_stdin(data).await
+        }
+        async fn close_stdin(&self) {
+            self.inner.close_stdin().await
+        }
+        async fn resize(&self, size: PtySize) -> Result<(), RuntimeError> {
+            self.inner.resize(size).await
+        }
+    }
+
+    #[async_trait]
+    impl Runtime for HeldOutput {
+        async fn read_file(&self, path: &str) -> Result<Vec<u8>, RuntimeError> {
+            self.0.read_file(path).await
+        }
+        async fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), RuntimeError> {
+            self.0.write_file(path, contents).await
+        }
+        async fn mkdir(&self, path: &str) -> Result<(), RuntimeError> {
+            self.0.mkdir(path).await
+        }
+        async fn remove(&self, path: &str) -> Result<(), RuntimeError> {
+            self.0.remove(path).await
+        }
+        async fn rename(&self, from: &str, to: &str) -> Result<(), RuntimeError> {
+            self.0.rename(from, to).await
+        }
+        async fn list(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
+            self.0.list(path).await
+        }
+        async fn list_tree(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
+            self.0.list_tree(path).await
+        }
+        fn fs_events(&self) -> EventStream<FsEvent> {
+            self.0.fs_events()
+        }
+        async fn spawn(&self, spec: CommandSpec) -> Result<Box<dyn Process>, RuntimeError> {
+            let (until_dropped, gone) = oneshot::channel();
+            Ok(Box::new(HeldProcess {
+                inner: self.0.spawn(spec).await?,
+                _until_dropped: until_dropped,
+                gone: Mutex::new(Some(gone)),
+            }))
+        }
+        fn port_events(&self) -> EventStream<PortEvent> {
+            self.0.port_events()
+        }
+        async fn open_ports(&self) -> Vec<u16> {
+            self.0.open_ports().await
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_build_ends_when_its_process_exits_though_the_runtime_holds_its_output_open() {
+    let fake = FakeRuntime::new();
+    fake.script(
+        "npm run build",
+        Script::exits(0, "built\n").writing("dist/index.html", "<h1>"),
+    );
+    fake.script("make", Script::exits(1, "make: no rule\n"));
+    let runtime = held::HeldOutput(fake);
+    let said = Mutex::new(String::new());
+    let output = |chunk: &[u8]| {
+        said.lock()
+            .unwrap()
+            .push_str(&String::from_utf8_lossy(chunk))
+    };
+    let root = build(&runtime, "npm run build", MINUTE, &output)
+        .await
+        .unwrap();
+    assert_eq!(root, "dist");
+    assert_eq!(*said.lock().unwrap(), "built\n");
+    let Err(BuildFailure::Failed(why)) = build(&runtime, "make", MINUTE, &|_| {}).await else {
+        panic!("the failed build was not reported");
+    };
+    assert!(why.ends_with("make: no rule"), "{why}");
+}
