@@ -15,7 +15,7 @@ use crate::runtime::host::Runtime;
 use crate::runtime::project::ProjectId;
 use crate::runtime::relay::{FileContent, SiteBuildReport};
 use crate::runtime::session::SessionEvent;
-use crate::runtime::ship::build::{BuildFailure, build, site_files};
+use crate::runtime::ship::build::{BuildFailure, build, read_site_file, site_files};
 
 /// What the server asked for.
 pub struct SiteRequest {
@@ -74,24 +74,27 @@ async fn send(
         Ok(files) => files,
         Err(e) => return failed(format!("the built site could not be listed: {e}")),
     };
+    let mut sent = 0;
     for file in &files {
-        let content = match runtime.read_file(&file.path).await {
-            Ok(bytes) => FileContent::new(bytes),
+        let content = match read_site_file(runtime, file).await {
+            Ok(Some(bytes)) => FileContent::new(bytes),
+            Ok(None) => continue,
             Err(e) => return failed(format!("{}: {e}", file.path)),
         };
-        let sent = site_file(
+        let taken = site_file(
             project.clone(),
             request.to_owned(),
             file.relative.clone(),
             content,
         )
         .await;
-        if let Err(e) = sent {
+        if let Err(e) = taken {
             return failed(format!("{} was not taken: {e}", file.path));
         }
+        sent += 1;
     }
     SiteBuildReport::Built {
         root: root.to_owned(),
-        files: files.len() as u64,
+        files: sent,
     }
 }

@@ -212,6 +212,19 @@ pub async fn site_files(runtime: &dyn Runtime, root: &str) -> Result<Vec<SiteFil
     Ok(files)
 }
 
+/// A site file's bytes; `None` when it was removed since the listing
+/// (then it is not part of the site).
+pub async fn read_site_file(
+    runtime: &dyn Runtime,
+    file: &SiteFile,
+) -> Result<Option<Vec<u8>>, RuntimeError> {
+    match runtime.read_file(&file.path).await {
+        Ok(content) => Ok(Some(content)),
+        Err(RuntimeError::NotFound { .. }) => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
 /// Whether a file or folder of this name goes into a site: not hidden ones
 /// (`.env`, `.git`…) and not dependencies.
 pub fn kept_in_site(name: &str) -> bool {

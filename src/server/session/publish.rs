@@ -16,10 +16,12 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::api::{ApiError, open_project};
-use crate::runtime::host::{Runtime, RuntimeError};
+use crate::runtime::host::Runtime;
 use crate::runtime::kind::RuntimeKind;
 use crate::runtime::project::ProjectId;
-use crate::runtime::ship::build::{self, BuildFailure, BuildPlan, build_action, site_files};
+use crate::runtime::ship::build::{
+    self, BuildFailure, BuildPlan, build_action, read_site_file, site_files,
+};
 use crate::server::publish::{
     PublishError, Site, Version, VersionWriter, Visibility, WriteLimits, site_key, site_url,
 };
@@ -176,11 +178,8 @@ async fn copy(
     writer: &mut VersionWriter,
 ) -> Result<(), ApiError> {
     for file in site_files(runtime, root).await? {
-        match runtime.read_file(&file.path).await {
-            Ok(content) => writer.add(&file.relative, &content)?,
-            // Removed since the listing: not part of the site.
-            Err(RuntimeError::NotFound { .. }) => {}
-            Err(error) => return Err(error.into()),
+        if let Some(content) = read_site_file(runtime, &file).await? {
+            writer.add(&file.relative, &content)?;
         }
     }
     Ok(())

@@ -285,3 +285,25 @@ async fn a_build_ends_when_its_process_exits_though_the_runtime_holds_its_output
     };
     assert!(why.ends_with("make: no rule"), "{why}");
 }
+
+#[tokio::test]
+async fn a_site_file_removed_since_the_listing_is_not_part_of_the_site() {
+    let runtime = FakeRuntime::with_files([("dist/index.html", "<h1>"), ("dist/gone.js", "x")]);
+    let files = site_files(&runtime, "dist").await.unwrap();
+    runtime.remove("dist/gone.js").await.unwrap();
+    let mut read = Vec::new();
+    for file in &files {
+        read.push((
+            file.relative.clone(),
+            read_site_file(&runtime, file).await.unwrap(),
+        ));
+    }
+    read.sort();
+    assert_eq!(
+        read,
+        [
+            ("gone.js".to_owned(), None),
+            ("index.html".to_owned(), Some(b"<h1>".to_vec()))
+        ]
+    );
+}
