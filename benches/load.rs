@@ -642,6 +642,8 @@ async fn streams(count: usize, tokens: usize, pace: Duration) -> StreamFigures {
     let mut latencies = Vec::with_capacity(projects.len() * ends.len());
     let (mut resyncs, mut text_events) = (0, 0);
     let mut spans = Vec::new();
+    // Tokens slower than SLOW, by the half second the provider sent them in.
+    let mut slow = std::collections::BTreeMap::new();
     for (i, f) in followed.iter().enumerate() {
         resyncs += f.resyncs;
         text_events += f.text_events;
@@ -667,13 +669,19 @@ async fn streams(count: usize, tokens: usize, pace: Duration) -> StreamFigures {
         if let (Some(first), Some(last)) = (sent.first(), sent.last()) {
             spans.push((*first, *last));
         }
-        latencies.extend(
-            sent.iter()
-                .zip(&f.received)
-                .map(|(s, r)| r.saturating_duration_since(*s)),
-        );
+        for (s, r) in sent.iter().zip(&f.received) {
+            let latency = r.saturating_duration_since(*s);
+            if latency >= SLOW {
+                let at = s.saturating_duration_since(started).as_millis() / 500;
+                *slow.entry(at).or_insert(0usize) += 1;
+            }
+            latencies.push(latency);
+        }
     }
     latencies.sort();
+    if std::env::var_os("RIVET_LOAD_SLOW").is_some() {
+        print_slow(&slow);
+    }
     // How many answers streamed at once, from the provider's side.
     let mut edges: Vec<(Instant, i64)> = spans
         .iter()
@@ -816,6 +824,22 @@ fn print_streams(all: &[StreamFigures], tokens: usize, pace: Duration) {
 }
 
 // --- part 2: idle sandboxes --------------------------------------------------
+
+/// A token counts as slow from this latency on (`RIVET_LOAD_SLOW`).
+const SLOW: Duration = Duration::from_millis(20);
+
+/// With `RIVET_LOAD_SLOW` set: when the slow tokens were sent, by half
+/// second since the messages were sent, to tell a burst (answers starting
+/// or ending together) from a steady cost.
+fn print_slow(slow: &std::collections::BTreeMap<u128, usize>) {
+    println!(
+        "tokens over {} ms, by when they were sent:",
+        SLOW.as_millis()
+    );
+    for (half, count) in slow {
+        println!("  {:>5.1} s  {count}", *half as f64 / 2.0);
+    }
+}
 
 /// Page latencies: the project list and a project's page, `rounds` each.
 async fn pages(ide: &Ide, project: &str, rounds: usize) -> (Vec<Duration>, Vec<Duration>, usize) {

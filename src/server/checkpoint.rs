@@ -113,18 +113,17 @@ impl Checkpoints {
         only_if_changed: bool,
         undone: &[String],
     ) -> Result<Option<CheckpointRow>, CheckpointError> {
-        let before = self.repo.head().await.map_err(|e| self.repo_error(e))?;
-        let commit = self
+        let snapshot = self
             .repo
-            .snapshot(message)
+            .snapshot_if_changed(message)
             .await
             .map_err(|e| self.repo_error(e))?;
-        if only_if_changed && before.as_deref() == Some(commit.as_str()) {
+        if only_if_changed && !snapshot.new {
             return Ok(None);
         }
         let row = self
             .store
-            .add_checkpoint(&self.project, kind, message_id, &commit, undone)
+            .add_checkpoint(&self.project, kind, message_id, &snapshot.commit, undone)
             .await?;
         Ok(Some(row))
     }

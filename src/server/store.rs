@@ -35,6 +35,9 @@ pub use output::{OUTPUT_EVENT_MAX, OUTPUT_KEPT, OUTPUT_WINDOW, OutputGate, dropp
 pub use projects::ProjectRow;
 pub use writer::{EventWriter, QUEUE_LIMIT, Room};
 
+/// Connections that read at once.
+const READERS: u32 = 4;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("cannot create the data directory {path}: {source}")]
@@ -48,11 +51,22 @@ pub enum StoreError {
     Sql(#[from] sqlx::Error),
 }
 
-/// Cheap to clone: the pool is shared.
+/// Cheap to clone: the pools are shared.
+///
+/// Writes go through one connection of their own ([`Store::writes`]), so
+/// the IDE's writers queue for it in this process, in order, and SQLite
+/// never finds its write lock taken by another of them: a writer that does
+/// sleeps in SQLite's busy handler, in steps of up to 100 ms, and every
+/// streaming token waits for the event writer's commit. Reads use the other
+/// pool, which refuses to write (`query_only`); WAL lets them run beside
+/// the writer.
 #[derive(Clone)]
 pub struct Store {
     path: PathBuf,
+    /// Reads: up to [`READERS`] connections, each `query_only`.
     pool: SqlitePool,
+    /// Writes: one connection.
+    writes: SqlitePool,
     /// Migrations run once, before the first query (or at start, by `serve`).
     ready: Arc<OnceCell<Result<(), String>>>,
     /// `[runtime] default`: what a project row naming no runtime this
@@ -76,12 +90,18 @@ impl Store {
             // may drop the latest transactions.
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true);
+        let writes = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_lazy_with(options.clone());
+        // The write connection creates the file and sets WAL (kept in the
+        // file) before the first read: reads wait for the migrations.
         let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_lazy_with(options);
+            .max_connections(READERS)
+            .connect_lazy_with(options.pragma("query_only", "ON"));
         Store {
             path,
             pool,
+            writes,
             ready: Arc::new(OnceCell::new()),
             default_runtime,
             writer: Arc::new(OnceLock::new()),
@@ -100,11 +120,11 @@ impl Store {
     /// waits for another writer instead of failing with "database is
     /// locked" when that writer commits first.
     async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
-        let pool = self.ready().await?;
-        Ok(pool.begin_with("BEGIN IMMEDIATE").await?)
+        Ok(self.writes().await?.begin_with("BEGIN IMMEDIATE").await?)
     }
 
-    /// Creates the database and runs the migrations, once.
+    /// Creates the database and runs the migrations, once; then the pool
+    /// that reads.
     pub async fn ready(&self) -> Result<&SqlitePool, StoreError> {
         let outcome = self
             .ready
@@ -119,6 +139,14 @@ impl Store {
         }
     }
 
+    /// The one connection that writes (a pool of one), once migrated. A
+    /// write holds it until it commits: never wait for another write, or
+    /// anything slow, while holding it.
+    pub async fn writes(&self) -> Result<&SqlitePool, StoreError> {
+        self.ready().await?;
+        Ok(&self.writes)
+    }
+
     async fn migrate(&self) -> Result<(), StoreError> {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
@@ -127,7 +155,7 @@ impl Store {
             })?;
         }
         sqlx::migrate!()
-            .run(&self.pool)
+            .run(&self.writes)
             .await
             .map_err(|e| StoreError::Migrate {
                 path: self.path.clone(),

@@ -203,7 +203,9 @@ impl Repo {
     pub async fn ensure(&self) -> Result<(), GitError> {
         if !self.git_dir.join("HEAD").exists() {
             let dir = self.git_dir.display().to_string();
-            let mut init = self.command(&["init", "-q", "--bare", &dir])?;
+            // No template: the sample hooks and the rest would be a dozen files
+            // more per project, and hooks never run (`core.hooksPath`).
+            let mut init = self.command(&["init", "-q", "--bare", "--template=", &dir])?;
             init.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE");
             let output = init.output().await.map_err(GitError::Spawn)?;
             if !output.status.success() {
@@ -229,7 +231,13 @@ impl Repo {
         for dir in SKIPPED_DIRS {
             rules.push_str(&format!("{dir}/\n"));
         }
-        crate::server::atomic::write(&info.join("exclude"), rules.as_bytes()).map_err(io)
+        let exclude = info.join("exclude");
+        // Every checkpoint comes here: the file is written (and synced)
+        // only when it is missing or says something else.
+        if std::fs::read(&exclude).is_ok_and(|kept| kept == rules.as_bytes()) {
+            return Ok(());
+        }
+        crate::server::atomic::write(&exclude, rules.as_bytes()).map_err(io)
     }
 
     /// The latest checkpoint on the branch, if any.
@@ -253,37 +261,47 @@ impl Repo {
     /// checkpoint, whose commit is then returned. The repository is
     /// created on first use.
     pub async fn snapshot(&self, message: &str) -> Result<String, GitError> {
+        Ok(self.snapshot_if_changed(message).await?.commit)
+    }
+
+    /// [`Repo::snapshot`], saying whether it made a new commit.
+    pub async fn snapshot_if_changed(&self, message: &str) -> Result<Snapshot, GitError> {
         self.ensure().await?;
         let tree = self.current_tree().await?;
-        let parent = self.head().await?;
-        if let Some(parent) = &parent {
-            let parent_tree = self
-                .run_line(&["rev-parse", &format!("{parent}^{{tree}}")])
-                .await?;
-            if parent_tree == tree {
-                return Ok(parent.clone());
-            }
+        let parent = self.tip().await?;
+        if let Some(parent) = &parent
+            && parent.tree == tree
+        {
+            return Ok(Snapshot {
+                commit: parent.commit.clone(),
+                new: false,
+            });
         }
         let mut args = vec!["commit-tree", tree.as_str(), "-m", message];
         if let Some(parent) = &parent {
-            args.extend(["-p", parent.as_str()]);
+            args.extend(["-p", parent.commit.as_str()]);
         }
         let commit = self.run_line(&args).await?;
         self.run(&["update-ref", BRANCH, &commit]).await?;
-        Ok(commit)
+        Ok(Snapshot { commit, new: true })
+    }
+
+    /// The latest checkpoint's commit and tree, in one run of git.
+    async fn tip(&self) -> Result<Option<Tip>, GitError> {
+        let line = self
+            .run_line(&["for-each-ref", "--format=%(objectname) %(tree)", BRANCH])
+            .await?;
+        Ok(line.split_once(' ').map(|(commit, tree)| Tip {
+            commit: commit.to_owned(),
+            tree: tree.to_owned(),
+        }))
     }
 
     /// Whether the work tree differs from the latest checkpoint.
     pub async fn changed(&self) -> Result<bool, GitError> {
         self.ensure().await?;
         let tree = self.current_tree().await?;
-        match self.head().await? {
-            Some(head) => Ok(self
-                .run_line(&["rev-parse", &format!("{head}^{{tree}}")])
-                .await?
-                != tree),
-            None => Ok(true),
-        }
+        Ok(self.tip().await?.is_none_or(|tip| tip.tree != tree))
     }
 
     /// Fails unless `commit` is a whole commit of this repository (checked
@@ -387,6 +405,20 @@ fn parse_name_status(out: &[u8]) -> Result<Vec<Change>, GitError> {
 
 mod nested;
 pub mod sync;
+
+/// What [`Repo::snapshot_if_changed`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    pub commit: String,
+    /// False when the work tree equalled the latest checkpoint.
+    pub new: bool,
+}
+
+/// The branch's latest commit and its tree.
+struct Tip {
+    commit: String,
+    tree: String,
+}
 
 #[cfg(test)]
 mod tests;

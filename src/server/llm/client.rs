@@ -40,7 +40,7 @@ use tokio_util::sync::CancellationToken;
 use super::provider::TokenLimitField;
 use super::settings::ResolvedLlm;
 use super::splice::{CONTINUE_PROMPT, OverlapTrimmer};
-use super::upstream::{Failure, Transport, classify, clean_message};
+use super::upstream::{Failure, classify, clean_message};
 use crate::runtime::llm::{FinishReason, LlmError, LlmEvent, TokenUsage, ToolCall};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -668,13 +668,12 @@ fn with_attempts(error: LlmError, attempts: u32) -> LlmError {
 fn client(llm: &ResolvedLlm) -> Client<OpenAIConfig> {
     // Everything is set explicitly: OpenAIConfig's defaults read OPENAI_*
     // variables, which must not leak into requests to other providers.
-    super::upstream::install_tls_provider();
     let config = OpenAIConfig::new()
         .with_api_base(llm.base_url.clone())
         .with_api_key(llm.key().map_or("", |k| k.expose()))
         .with_org_id("")
         .with_project_id("");
-    Client::with_config(config).with_http_service(Transport::shared())
+    super::upstream::openai_client(config)
 }
 
 fn base_messages(request: &ChatRequest) -> Vec<ChatCompletionRequestMessage> {

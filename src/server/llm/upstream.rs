@@ -50,15 +50,32 @@ pub fn install_tls_provider() {
     });
 }
 
+/// The IDE's one HTTP client for providers, built on first use. Building
+/// one loads and parses the system's root certificates, milliseconds of CPU
+/// on the thread that asks: a hundred answers starting together each built
+/// their own (async-openai's `Client::with_config` does), which held up the
+/// answers already streaming.
+fn http() -> &'static reqwest013::Client {
+    static HTTP: OnceLock<reqwest013::Client> = OnceLock::new();
+    HTTP.get_or_init(|| {
+        install_tls_provider();
+        reqwest013::Client::new()
+    })
+}
+
 impl Transport {
     /// One connection pool for every request the IDE makes.
     pub fn shared() -> Transport {
-        install_tls_provider();
-        static SHARED: OnceLock<ReqwestService> = OnceLock::new();
         Transport {
-            inner: SHARED.get_or_init(ReqwestService::default).clone(),
+            inner: ReqwestService::new(http().clone()),
         }
     }
+}
+
+/// An async-openai client for `config`: the shared HTTP client builds its
+/// requests and [`Transport`] sends them.
+pub fn openai_client<C: async_openai::config::Config>(config: C) -> async_openai::Client<C> {
+    async_openai::Client::build(http().clone(), config).with_http_service(Transport::shared())
 }
 
 impl tower::Service<HttpRequestFactory> for Transport {
@@ -255,14 +272,12 @@ mod tests {
 
     #[test]
     fn a_client_for_an_https_provider_is_built_on_ring_without_a_provider_of_its_own() {
-        install_tls_provider();
-        assert!(rustls::crypto::CryptoProvider::get_default().is_some());
-        // async-openai builds a reqwest client with rustls right here; with no
-        // provider installed it would panic.
+        // The shared reqwest client is built with rustls on first use; with
+        // no provider installed it would panic.
         let config =
             async_openai::config::OpenAIConfig::new().with_api_base("https://provider.invalid/v1");
-        let _client =
-            async_openai::Client::with_config(config).with_http_service(Transport::shared());
+        let _client = openai_client(config);
+        assert!(rustls::crypto::CryptoProvider::get_default().is_some());
     }
 
     fn llm() -> ResolvedLlm {

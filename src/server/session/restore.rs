@@ -326,7 +326,7 @@ mod tests {
     /// Output rows a flood left before the limits existed.
     async fn flooded(store: &Store, project: &ProjectRow, rows: i64) {
         store.ensure_project(project).await.unwrap();
-        let pool = store.ready().await.unwrap();
+        let pool = store.writes().await.unwrap();
         let mut tx = pool.begin().await.unwrap();
         for seq in 1..=rows {
             let text = format!("{seq:08}\n").repeat(512);

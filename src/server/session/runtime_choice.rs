@@ -154,7 +154,7 @@ mod tests {
             .unwrap();
         // A name this version does not know (a newer version's runtime, a
         // hand-edited database): only SQL can write it now.
-        let pool = state.store.ready().await.unwrap();
+        let pool = state.store.writes().await.unwrap();
         sqlx::query("UPDATE projects SET runtime = 'docker' WHERE id = $1")
             .bind(id)
             .execute(pool)

@@ -49,7 +49,7 @@ impl Store {
 
     /// Gives the project a new name; false when there is no such project.
     pub async fn rename_project(&self, id: &str, name: &str) -> Result<bool, StoreError> {
-        let pool = self.ready().await?;
+        let pool = self.writes().await?;
         let done = sqlx::query("UPDATE projects SET name = $1 WHERE id = $2")
             .bind(name)
             .bind(id)
@@ -68,7 +68,7 @@ impl Store {
         let Some(name) = name_from_message(message) else {
             return Ok(None);
         };
-        let pool = self.ready().await?;
+        let pool = self.writes().await?;
         let done = sqlx::query("UPDATE projects SET name = $1 WHERE id = $2 AND name = $3")
             .bind(&name)
             .bind(id)
@@ -80,7 +80,7 @@ impl Store {
 
     /// Deletes the project's rows (its messages and events go with it).
     pub async fn delete_project(&self, id: &str) -> Result<bool, StoreError> {
-        let pool = self.ready().await?;
+        let pool = self.writes().await?;
         let mut tx = pool.begin().await?;
         for delete in [
             "DELETE FROM events WHERE project = $1",

@@ -11,7 +11,7 @@ impl Store {
         id: &str,
         runtime: RuntimeKind,
     ) -> Result<bool, StoreError> {
-        let pool = self.ready().await?;
+        let pool = self.writes().await?;
         let done = sqlx::query("UPDATE projects SET runtime = $1, updated_at = $2 WHERE id = $3")
             .bind(runtime.as_str())
             .bind(now())

@@ -39,7 +39,7 @@ pub(super) async fn insert<'e>(
 impl Store {
     /// Records the project unless it is already recorded; true when it was new.
     pub async fn ensure_project(&self, project: &ProjectRow) -> Result<bool, StoreError> {
-        insert(self.ready().await?, project).await
+        insert(self.writes().await?, project).await
     }
 
     pub async fn project(&self, id: &str) -> Result<Option<ProjectRow>, StoreError> {

@@ -95,6 +95,31 @@ async fn migrations_create_the_database_in_an_empty_data_dir_with_wal_and_foreig
         .unwrap();
 }
 
+/// Every write goes through the one writing connection: the pool that
+/// reads refuses to write, so a write added there fails its tests at once
+/// instead of racing the store's writer for SQLite's lock.
+#[tokio::test]
+async fn the_reading_pool_refuses_to_write_and_the_writing_one_writes() {
+    let (_dir, store) = store_with("p1").await;
+    let reads = store.ready().await.unwrap();
+    let refused = sqlx::query("UPDATE projects SET name = 'x' WHERE id = 'p1'")
+        .execute(reads)
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("readonly"), "{refused}");
+    let writes = store.writes().await.unwrap();
+    sqlx::query("UPDATE projects SET name = 'x' WHERE id = 'p1'")
+        .execute(writes)
+        .await
+        .unwrap();
+    let name: String = sqlx::query("SELECT name FROM projects WHERE id = 'p1'")
+        .fetch_one(reads)
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(name, "x");
+}
+
 #[tokio::test]
 async fn a_project_is_recorded_once() {
     let (_dir, store) = store_with("p1").await;
@@ -123,7 +148,7 @@ async fn events_come_back_in_order_per_project() {
 async fn a_corrupt_event_row_is_reported_and_skipped() {
     let (_dir, store) = store_with("p1").await;
     write_events(&store, "p1", vec![terminal(1, "a")]).await;
-    let pool = store.ready().await.unwrap();
+    let pool = store.writes().await.unwrap();
     sqlx::query("INSERT INTO events (project, seq, event) VALUES ('p1', 2, '{not json')")
         .execute(pool)
         .await
@@ -198,7 +223,7 @@ async fn a_finish_reason_stored_as_debug_text_still_loads_from_the_messages_tabl
     let mut row = answer("m1", "done", MessageStatus::Complete);
     row.finish_reason = Some(FinishReason::ToolCalls);
     store.save_message("p1", &row).await.unwrap();
-    let pool = store.ready().await.unwrap();
+    let pool = store.writes().await.unwrap();
     let written: String = sqlx::query("SELECT finish_reason FROM messages WHERE id = 'm1'")
         .fetch_one(pool)
         .await

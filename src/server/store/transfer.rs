@@ -13,7 +13,7 @@ impl Store {
         messages: &[MessageRow],
         events: &[Envelope],
     ) -> Result<(), StoreError> {
-        let pool = self.ready().await?;
+        let pool = self.writes().await?;
         let mut tx = pool.begin().await?;
         projects::insert(&mut *tx, project).await?;
         for message in messages {

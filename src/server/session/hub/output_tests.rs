@@ -104,7 +104,7 @@ async fn the_dropped_output_is_said_in_the_terminal() {
 #[tokio::test]
 async fn a_flood_reaches_the_writer_as_one_bounded_event_per_window() {
     let (_dir, store, session) = stored().await;
-    let pool = store.ready().await.unwrap();
+    let pool = store.writes().await.unwrap();
     let lock = pool.begin_with("BEGIN IMMEDIATE").await.unwrap();
     let chunk = "f".repeat(64 * 1024);
     for round in 0..3 {

@@ -182,7 +182,7 @@ async fn events_after_a_number_that_are_missing_give_none() {
     write_events(&store, "new", 3).await;
     // Events 4 and 5 were published but never stored.
     assert_eq!(store.events_after("new", 1, 5).await.unwrap(), None);
-    let pool = store.ready().await.unwrap();
+    let pool = store.writes().await.unwrap();
     sqlx::query("DELETE FROM events WHERE seq = 2")
         .execute(pool)
         .await

@@ -140,7 +140,7 @@ async fn a_project_with_little_output_is_left_as_it_is() {
 
 /// Rows put straight into the table, as a flood before the limits left them.
 async fn insert_output_rows(store: &Store, id: &str, count: i64, text: &str) {
-    let pool = store.ready().await.unwrap();
+    let pool = store.writes().await.unwrap();
     let mut tx = pool.begin().await.unwrap();
     let json = serde_json::to_string(&SessionEvent::Terminal { text: text.into() }).unwrap();
     for seq in 1..=count {
