@@ -20,6 +20,21 @@ use crate::server::host_tools::{self, HostToolError};
 /// The branch every checkpoint is chained on.
 pub(super) const BRANCH: &str = "refs/heads/checkpoints";
 
+/// Waits for a turn to run git: at most half the machine's cores (one at
+/// least) run it at once, in the whole IDE. A hundred answers ending
+/// together take a checkpoint each, several runs of git apiece; run all at
+/// once they filled every core, and each spawn held an IDE thread until
+/// its child could run, so the answers still streaming stalled.
+async fn git_turn() -> Option<tokio::sync::SemaphorePermit<'static>> {
+    static TURNS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    let turns = TURNS.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        tokio::sync::Semaphore::new((cores / 2).max(1))
+    });
+    // Never closed, so a turn always comes.
+    turns.acquire().await.ok()
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
     #[error("cannot run git: {0}")]
@@ -167,6 +182,7 @@ impl Repo {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        let _turn = git_turn().await;
         let mut child = command.spawn().map_err(GitError::Spawn)?;
         let stdin = child.stdin.take();
         let write = async move {
@@ -207,6 +223,7 @@ impl Repo {
             // more per project, and hooks never run (`core.hooksPath`).
             let mut init = self.command(&["init", "-q", "--bare", "--template=", &dir])?;
             init.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE");
+            let _turn = git_turn().await;
             let output = init.output().await.map_err(GitError::Spawn)?;
             if !output.status.success() {
                 return Err(self.failure("init", &output.stderr));
@@ -242,6 +259,7 @@ impl Repo {
 
     /// The latest checkpoint on the branch, if any.
     pub async fn head(&self) -> Result<Option<String>, GitError> {
+        let _turn = git_turn().await;
         let out = self
             .command(&["rev-parse", "-q", "--verify", BRANCH])?
             .output()
