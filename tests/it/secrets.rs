@@ -48,6 +48,16 @@ async fn terminal_until(server: &Server, project: &str, done: impl Fn(&str) -> b
     text
 }
 
+/// The first finished line of `text` that starts with "the key is" (the
+/// echo's output, not the command line the terminal shows before it).
+fn echoed(text: &str) -> Option<&str> {
+    let finished = &text[..text.rfind('\n')?];
+    finished
+        .split('\n')
+        .map(|line| line.trim_end_matches('\r'))
+        .find(|line| line.starts_with("the key is"))
+}
+
 /// Everything `rivet.db` holds on disk, its log included.
 fn database_bytes(server: &Server) -> Vec<u8> {
     let mut bytes = Vec::new();
@@ -85,15 +95,15 @@ async fn a_secret_reaches_the_projects_processes_and_nothing_else() {
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{sent}");
     let reversed: String = VALUE.chars().rev().collect();
-    // The whole line: output may arrive in pieces, and a piece that could
-    // begin the value is held back until it is known not to.
+    // The whole line the echo printed: output may arrive in pieces, and a
+    // piece that could begin the value is held back until it is known not
+    // to. Only a finished line that starts with the words: the terminal
+    // shows the command itself first, which holds them too.
     let text = terminal_until(&server, &project, |t| {
-        t.contains(&format!("reversed: {reversed}"))
-            && t.find("the key is")
-                .is_some_and(|at| t[at..].contains('\n'))
+        t.contains(&format!("reversed: {reversed}")) && echoed(t).is_some()
     })
     .await;
-    assert!(text.contains("the key is [STRIPE_KEY]"), "{text}");
+    assert_eq!(echoed(&text), Some("the key is [STRIPE_KEY]"), "{text}");
     assert!(!text.contains(VALUE), "{text}");
 
     // The model was told the name, never the value.
