@@ -15,6 +15,7 @@ mod projects;
 #[cfg(test)]
 mod tests;
 mod transfer;
+mod wal;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -65,8 +66,10 @@ pub struct Store {
     path: PathBuf,
     /// Reads: up to [`READERS`] connections, each `query_only`.
     pool: SqlitePool,
-    /// Writes: one connection.
+    /// Writes: one connection, which never copies the log back (`wal.rs`).
     writes: SqlitePool,
+    /// Copies the log back (`wal.rs`): one connection.
+    wal: SqlitePool,
     /// Migrations run once, before the first query (or at start, by `serve`).
     ready: Arc<OnceCell<Result<(), String>>>,
     /// `[runtime] default`: what a project row naming no runtime this
@@ -92,6 +95,9 @@ impl Store {
             .foreign_keys(true);
         let writes = SqlitePoolOptions::new()
             .max_connections(1)
+            .connect_lazy_with(options.clone().pragma("wal_autocheckpoint", "0"));
+        let wal = SqlitePoolOptions::new()
+            .max_connections(1)
             .connect_lazy_with(options.clone());
         // The write connection creates the file and sets WAL (kept in the
         // file) before the first read: reads wait for the migrations.
@@ -102,6 +108,7 @@ impl Store {
             path,
             pool,
             writes,
+            wal,
             ready: Arc::new(OnceCell::new()),
             default_runtime,
             writer: Arc::new(OnceLock::new()),
@@ -160,7 +167,9 @@ impl Store {
             .map_err(|e| StoreError::Migrate {
                 path: self.path.clone(),
                 message: e.to_string(),
-            })
+            })?;
+        wal::start(self.wal.clone(), Arc::downgrade(&self.ready));
+        Ok(())
     }
 }
 

@@ -95,6 +95,34 @@ async fn migrations_create_the_database_in_an_empty_data_dir_with_wal_and_foreig
         .unwrap();
 }
 
+/// The writer never copies the log back into the database itself (it
+/// would hold every streaming token meanwhile): the store's own task does,
+/// so what is written reaches `rivet.db` while the writer only appends.
+#[tokio::test]
+async fn the_log_is_copied_into_the_database_by_its_own_task_not_the_writer() {
+    let (dir, store) = store_with("p1").await;
+    let writes = store.writes().await.unwrap();
+    let every: i64 = sqlx::query("PRAGMA wal_autocheckpoint")
+        .fetch_one(writes)
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(every, 0);
+    let db = dir.path().join("data/rivet.db");
+    let before = std::fs::metadata(&db).unwrap().len();
+    let text = "x".repeat(4096);
+    let events: Vec<_> = (1..=400).map(|seq| terminal(seq, &text)).collect();
+    write_events(&store, "p1", events).await;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::metadata(&db).unwrap().len() < before + 1024 * 1024 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the log was never copied back"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// Every write goes through the one writing connection: the pool that
 /// reads refuses to write, so a write added there fails its tests at once
 /// instead of racing the store's writer for SQLite's lock.
