@@ -823,8 +823,6 @@ fn print_streams(all: &[StreamFigures], tokens: usize, pace: Duration) {
     }
 }
 
-// --- part 2: idle sandboxes --------------------------------------------------
-
 /// A token counts as slow from this latency on (`RIVET_LOAD_SLOW`).
 const SLOW: Duration = Duration::from_millis(20);
 
@@ -840,6 +838,8 @@ fn print_slow(slow: &std::collections::BTreeMap<u128, usize>) {
         println!("  {:>5.1} s  {count}", *half as f64 / 2.0);
     }
 }
+
+// --- part 2: idle sandboxes --------------------------------------------------
 
 /// Page latencies: the project list and a project's page, `rounds` each.
 async fn pages(ide: &Ide, project: &str, rounds: usize) -> (Vec<Duration>, Vec<Duration>, usize) {

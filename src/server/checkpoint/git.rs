@@ -35,6 +35,13 @@ async fn git_turn() -> Option<tokio::sync::SemaphorePermit<'static>> {
     turns.acquire().await.ok()
 }
 
+/// Runs `command` in its turn and collects its output, whatever its exit
+/// status.
+async fn output(mut command: Command) -> Result<Output, GitError> {
+    let _turn = git_turn().await;
+    command.output().await.map_err(GitError::Spawn)
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
     #[error("cannot run git: {0}")]
@@ -223,8 +230,7 @@ impl Repo {
             // more per project, and hooks never run (`core.hooksPath`).
             let mut init = self.command(&["init", "-q", "--bare", "--template=", &dir])?;
             init.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE");
-            let _turn = git_turn().await;
-            let output = init.output().await.map_err(GitError::Spawn)?;
+            let output = output(init).await?;
             if !output.status.success() {
                 return Err(self.failure("init", &output.stderr));
             }
@@ -259,12 +265,7 @@ impl Repo {
 
     /// The latest checkpoint on the branch, if any.
     pub async fn head(&self) -> Result<Option<String>, GitError> {
-        let _turn = git_turn().await;
-        let out = self
-            .command(&["rev-parse", "-q", "--verify", BRANCH])?
-            .output()
-            .await
-            .map_err(GitError::Spawn)?;
+        let out = output(self.command(&["rev-parse", "-q", "--verify", BRANCH])?).await?;
         let line = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         Ok((out.status.success() && !line.is_empty()).then_some(line))
     }
@@ -392,7 +393,7 @@ impl Repo {
         );
         let mut clone = self.command(&["clone", "-q", "--bare", "--local", &from, &to])?;
         clone.env_remove("GIT_DIR").env_remove("GIT_WORK_TREE");
-        let output = clone.output().await.map_err(GitError::Spawn)?;
+        let output = output(clone).await?;
         if !output.status.success() {
             return Err(self.failure("clone", &output.stderr));
         }
