@@ -36,8 +36,6 @@ const slots = Array.from({ length: workers }, (_, index) => slot(index));
 const mine = slots[Number(process.env.TEST_PARALLEL_INDEX ?? 0)] ?? slots[0];
 // The tests queue provider faults here (see docs/mock-llm.md).
 process.env.RIVET_E2E_MOCK = `http://127.0.0.1:${mine.mockPort}`;
-// The timing test shares the IDE's npm cache with its bare run.
-process.env.RIVET_E2E_DATA_DIR = mine.dataDir;
 // Tests that stop a server start one of their own on this port (own-server.ts).
 process.env.RIVET_E2E_OWN_PORT = String(mine.ownPort);
 // The IDE's access token; every test logs in with it (helpers.ts, `login`).
