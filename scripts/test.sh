@@ -65,11 +65,23 @@ cp target/release/hash.txt target/ci/hash.txt
 step "First load: WASM and glue at most 400,000 bytes gzip"
 ./scripts/bundle-size.sh --max 400000
 
-step "clippy (WASM client)"
-cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings
+# clippy for the WASM client checks every dependency again for that target
+# (clippy's metadata, not the bundle's build), mostly on one core, while
+# the Rust tests mostly wait on the processes they start: the two run side
+# by side, the lints' log after the tests'.
+step "clippy (WASM client), beside the Rust tests"
+wasm_log="$ROOT/target/clippy-wasm.log"
+cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings >"$wasm_log" 2>&1 &
+wasm_lints=$!
 
 step "Rust tests"
-env "${clippy_env[@]}" cargo test "${profile[@]}" --no-default-features --features ssr
+tests=0
+env "${clippy_env[@]}" cargo test "${profile[@]}" --no-default-features --features ssr || tests=$?
+wasm_status=0
+wait "$wasm_lints" || wasm_status=$?
+step "clippy (WASM client): its log"
+cat "$wasm_log"
+if [ "$tests" -ne 0 ] || [ "$wasm_status" -ne 0 ]; then exit 1; fi
 
 step "Browser tests (Playwright on Debian's Chromium)"
 RIVET_E2E_BIN="$ROOT/target/ci/rivet" npx playwright test --config end2end/playwright.config.ts
