@@ -1,7 +1,9 @@
 //! The sandbox's cost per command: `true` run through a project's running
 //! sandbox (a request to its helper, fork and exec inside bwrap's namespaces,
 //! the exit reported back) against the same `bash -c true` spawned bare by
-//! tokio; and what starting a project's sandbox costs.
+//! tokio; what starting a project's sandbox costs; and what the helper's
+//! poll of the listening ports costs, the kernel asked by `sock_diag`
+//! against `/proc/net/tcp{,6}` read.
 //!
 //! `cargo bench --profile dev --features ssr --bench sandbox`
 
@@ -14,7 +16,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use rivet::runtime::host::{CommandSpec, Runtime};
 use rivet::runtime::project::ProjectId;
 use rivet::server::config::{Config, NetworkMode};
-use rivet::server::sandbox::{Isolation, SandboxManager, SandboxSettings};
+use rivet::server::sandbox::{Isolation, SandboxManager, SandboxSettings, ports};
 
 fn new_manager(dir: &std::path::Path, network: NetworkMode) -> Arc<SandboxManager> {
     let mut config = Config::defaults().sandbox;
@@ -90,5 +92,17 @@ fn per_command(c: &mut Criterion) {
     rt.block_on(networked.shutdown());
 }
 
-criterion_group!(benches, per_command);
+/// One poll of the listening ports, as the helper makes it every 50 ms
+/// after a process starts and every second when idle.
+fn port_poll(c: &mut Criterion) {
+    let _listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut group = c.benchmark_group("port_poll");
+    group.bench_function("sock_diag", |b| {
+        b.iter(|| ports::asked_by_state().unwrap())
+    });
+    group.bench_function("proc_net_tcp", |b| b.iter(ports::read_from_proc));
+    group.finish();
+}
+
+criterion_group!(benches, per_command, port_poll);
 criterion_main!(benches);

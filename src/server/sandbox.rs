@@ -18,7 +18,7 @@ pub mod helper;
 mod launch;
 mod launcher;
 mod limits;
-mod ports;
+pub mod ports;
 pub(crate) mod preview;
 pub mod preview_ports;
 mod process;
