@@ -320,7 +320,7 @@ fn pipes(
 
 /// Streamable HTTP to `url`, its headers sent with every request and
 /// redirects not followed (so they go to that host only).
-fn http_transport(
+pub(super) fn http_transport(
     url: &url::Url,
     headers: &std::collections::BTreeMap<String, String>,
 ) -> Result<StreamableHttpClientTransport<reqwest013::Client>, String> {
@@ -331,6 +331,9 @@ fn http_transport(
         let value = axum::http::HeaderValue::from_str(value).map_err(|e| e.to_string())?;
         custom.insert(name, value);
     }
+    // reqwest panics when it finds no TLS provider, and an MCP server may be
+    // asked before any provider is.
+    crate::server::llm::upstream::install_tls_provider();
     let client = reqwest013::Client::builder()
         .redirect(reqwest013::redirect::Policy::none())
         .build()

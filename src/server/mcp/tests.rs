@@ -335,3 +335,30 @@ headers = { Authorization = "Bearer x" }
     ));
     assert_eq!(service.place("remote"), "over HTTP at 127.0.0.1");
 }
+
+/// reqwest panics building a client when the process has no TLS provider,
+/// and an MCP server over HTTP may be the first thing a fresh IDE asks
+/// (before any model). Checked in a process of its own: in this one, an
+/// earlier test may have installed the provider already.
+#[tokio::test]
+async fn an_mcp_server_over_http_asked_first_in_a_fresh_process_gets_a_client() {
+    const NAME: &str =
+        "server::mcp::tests::an_mcp_server_over_http_asked_first_in_a_fresh_process_gets_a_client";
+    if std::env::var_os("RIVET_TEST_FRESH_PROCESS").is_some() {
+        let url = url::Url::parse("http://127.0.0.1:9/mcp").unwrap();
+        assert!(super::connect::http_transport(&url, &BTreeMap::new()).is_ok());
+        return;
+    }
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", NAME, "--test-threads=1"])
+        .env("RIVET_TEST_FRESH_PROCESS", "1")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        child.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&child.stderr)
+    );
+    assert!(out.contains("1 passed"), "the check did not run: {out}");
+}
