@@ -304,8 +304,10 @@ async fn requests_from_other_sites_are_refused() {
 // ---------------------------------------------------------------- a port flood
 
 /// An answer whose dev server serves "the app" on 4599, then, once the file
-/// `go` exists, opens and closes 400 ports in bursts of 50 over about six
-/// seconds, then serves "after the flood" on 4600.
+/// `go` exists, opens and closes 400 ports in bursts of 50 over about
+/// eleven seconds (each burst open for a second, so a busy machine still
+/// sees it and the test can ask for some of its ports), then serves "after
+/// the flood" on 4600.
 const PORT_FLOOD: &str = r#"#! match: flood ports
 A server that floods the ports.
 
@@ -328,7 +330,7 @@ const page = (body) => http.createServer((req, res) => res.end(body));
     for (let i = 0; i < 50; i++) {
       servers.push(await listen(net.createServer((c) => c.end()), 20000 + burst * 50 + i));
     }
-    await sleep(400);
+    await sleep(1000);
     await Promise.all(servers.map((s) => new Promise((done) => s.close(done))));
     await sleep(350);
   }
