@@ -97,9 +97,7 @@ fn per_command(c: &mut Criterion) {
 fn port_poll(c: &mut Criterion) {
     let _listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let mut group = c.benchmark_group("port_poll");
-    group.bench_function("sock_diag", |b| {
-        b.iter(|| ports::asked_by_state().unwrap())
-    });
+    group.bench_function("sock_diag", |b| b.iter(|| ports::asked_by_state().unwrap()));
     group.bench_function("proc_net_tcp", |b| b.iter(ports::read_from_proc));
     group.finish();
 }
