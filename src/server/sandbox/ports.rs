@@ -69,6 +69,7 @@ pub fn read_from_proc() -> Vec<Listener> {
 /// The kernel's `sock_diag` dump of listening TCP sockets.
 mod diag {
     use std::io;
+    use std::os::fd::AsRawFd;
 
     use netlink_packet_core::{
         NLM_F_DUMP, NLM_F_REQUEST, NetlinkHeader, NetlinkMessage, NetlinkPayload,
@@ -114,7 +115,6 @@ mod diag {
             SockFlag::SOCK_CLOEXEC,
             SockProtocol::NetlinkSockDiag,
         )?;
-        use std::os::fd::AsRawFd;
         let raw = fd.as_raw_fd();
         send(raw, &request(family, socket_id), MsgFlags::empty())?;
         let mut found = Vec::new();
