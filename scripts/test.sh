@@ -65,27 +65,34 @@ cp target/release/hash.txt target/ci/hash.txt
 step "First load: WASM and glue at most 400,000 bytes gzip"
 ./scripts/bundle-size.sh --max 400000
 
-# clippy for the WASM client checks every dependency again for that target
-# (clippy's metadata, not the bundle's build), mostly on one core, while
-# the Rust tests mostly wait on the processes they start: the two run side
-# by side, the lints' log after the tests'. In the `ci` profile, so the
-# proc macros and build scripts the server's build compiled serve it too
-# (in `dev` it compiled 86 crates besides checking the rest, in `ci` 29).
-step "clippy (WASM client), beside the Rust tests"
-wasm_log="$ROOT/target/clippy-wasm.log"
-cargo clippy "${profile[@]}" --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings >"$wasm_log" 2>&1 &
-wasm_lints=$!
-
-step "Rust tests"
+step "Rust tests, and beside them clippy for the WASM client"
 # Six at a time (the test harness runs one per core by default): most of
 # them wait on the processes they start, npm, Vite, a dev server, a second
 # IDE. The integration tests took 175 s two at a time, 118 s six at a time,
-# on 2 cores.
-tests=0
+# on 2 cores. Their output is shown as they run.
+tests_log="$ROOT/target/rust-tests.log"
+: >"$tests_log"
 env "${clippy_env[@]}" RUST_TEST_THREADS="${RUST_TEST_THREADS:-6}" \
-  cargo test "${profile[@]}" --no-default-features --features ssr || tests=$?
+  cargo test "${profile[@]}" --no-default-features --features ssr >"$tests_log" 2>&1 &
+tests_pid=$!
+tail -f --pid="$tests_pid" "$tests_log" &
+shown=$!
+
+# clippy for the WASM client checks every dependency again for that target
+# (clippy's metadata, not the bundle's build), mostly on one core, while
+# the tests mostly wait: the two run side by side, the lints' log after
+# the tests'. In the `ci` profile, so the proc macros and build scripts the
+# server's build compiled serve it too (in `dev` it compiled 86 crates
+# besides checking the rest, in `ci` 29). That build directory is cargo's
+# to lock, which `cargo test` holds until its tests start running: the
+# lints start then, or they would hold it first and the tests would wait.
+wasm_log="$ROOT/target/clippy-wasm.log"
+while kill -0 "$tests_pid" 2>/dev/null && ! grep -q '^ *Running ' "$tests_log"; do sleep 1; done
 wasm_status=0
-wait "$wasm_lints" || wasm_status=$?
+cargo clippy "${profile[@]}" --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings >"$wasm_log" 2>&1 || wasm_status=$?
+tests=0
+wait "$tests_pid" || tests=$?
+wait "$shown" || true
 step "clippy (WASM client): its log"
 cat "$wasm_log"
 if [ "$tests" -ne 0 ] || [ "$wasm_status" -ne 0 ]; then exit 1; fi
