@@ -33,8 +33,8 @@ use crate::runtime::host::{FsEvent, PtySize};
 
 /// How often the listening ports are read just after a process starts or
 /// the ports change: a dev server's port is what the preview waits for
-/// after the answer's last token. One read is a few kilobytes of
-/// `/proc/net/tcp`.
+/// after the answer's last token. One ask is a `sock_diag` dump of the
+/// listening sockets, tens of microseconds (`ports.rs`).
 const PORT_POLL: Duration = Duration::from_millis(50);
 /// How long ports are read that often after a process starts or the ports
 /// change (a dev server takes seconds to listen).
