@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { TOKEN, openIde } from './helpers';
 
 test('without the token the IDE asks for it, and the token opens it', async ({ page }) => {

@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './fixtures';
 import { newProject, send } from './helpers';
 
 // The scripted provider answers "... todo app with the agent" with

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { newProject, queueFaults, send, TOKEN } from './helpers';
 
 test('an answer streams into the chat with its usage', async ({ page }) => {

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { newProject, send } from './helpers';
 
 // Two chats on one project: each shows its own messages, a new one starts

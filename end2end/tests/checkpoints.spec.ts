@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './fixtures';
 import { TOKEN, actions, openIde, send } from './helpers';
 import { OwnServer } from './own-server';
 

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { actions, newProject, send } from './helpers';
 
 test('the data panel lists the tables a migration made, opens one and runs a query', async ({ page }) => {

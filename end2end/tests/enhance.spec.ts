@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { newProject, queueFaults } from './helpers';
 
 // The scripted provider answers a draft's rewrite with

@@ -1,4 +1,4 @@
-import { expect, test, type Request } from '@playwright/test';
+import { expect, test, type Request } from './fixtures';
 import fs from 'node:fs';
 import path from 'node:path';
 import { coldPage, newProject } from './helpers';

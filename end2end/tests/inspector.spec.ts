@@ -1,4 +1,4 @@
-import { expect, test, type Frame, type Page } from '@playwright/test';
+import { expect, test, type Frame, type Page } from './fixtures';
 import fs from 'node:fs';
 import path from 'node:path';
 

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { newProject, send } from './helpers';
 
 const APP_READY = 120_000;

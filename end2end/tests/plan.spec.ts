@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { newProject, send } from './helpers';
 
 test('a plan runs nothing until "Build this plan" builds it in Build mode', async ({ page }) => {

@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './fixtures';
 import { newProject, openIde, send, webcontainerProject } from './helpers';
 
 // Pointing instead of describing: select an element of the preview (both

@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './fixtures';
 import { TOKEN, openIde, newProject } from './helpers';
 
 /** Makes a project with `name` through the HTTP API; its id. */

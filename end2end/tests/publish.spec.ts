@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './fixtures';
 import { actions, newProject, send } from './helpers';
 
 const APP_READY = 180_000;

@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './fixtures';
 import { newProject, openIde } from './helpers';
 
 /** Sets the project's runtime through its server function, from the page

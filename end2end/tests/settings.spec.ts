@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { newProject, send } from './helpers';
 
 // The suite's server lists the scripted provider and a port nothing listens

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { openIde, screenshot } from './helpers';
 
 test('the page is cross-origin isolated', async ({ page }) => {

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 import { TOKEN, newProject, openIde } from './helpers';
 
 test('a project exported as a zip imports into a new project with the same files', async ({ page }) => {

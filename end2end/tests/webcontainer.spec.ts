@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './fixtures';
 import { actions, newProject, openIde, send, webcontainerProject } from './helpers';
 
 // The todo scenario with the answer parsed and run in the browser, on a
