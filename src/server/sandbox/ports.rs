@@ -50,11 +50,7 @@ fn listeners() -> Vec<Listener> {
     asked_by_state().unwrap_or_else(|_| read_from_proc())
 }
 
-/// The listening sockets of this network namespace, by `sock_diag`; an
-/// error when the kernel cannot be asked that way.
-pub fn asked_by_state() -> std::io::Result<Vec<Listener>> {
-    diag::listeners()
-}
+pub use diag::asked_by_state;
 
 /// The listening sockets of this network namespace, from
 /// `/proc/net/tcp{,6}`.
@@ -69,7 +65,7 @@ pub fn read_from_proc() -> Vec<Listener> {
 /// The kernel's `sock_diag` dump of listening TCP sockets.
 mod diag {
     use std::io;
-    use std::os::fd::AsRawFd;
+    use std::os::fd::{AsRawFd, RawFd};
 
     use netlink_packet_core::{
         NLM_F_DUMP, NLM_F_REQUEST, NetlinkHeader, NetlinkMessage, NetlinkPayload,
@@ -83,11 +79,18 @@ mod diag {
 
     use super::Listener;
 
-    /// Listening sockets of both families, or an error when the kernel
-    /// cannot be asked (no `sock_diag`).
-    pub(super) fn listeners() -> io::Result<Vec<Listener>> {
-        let mut all = dump(AF_INET, SocketId::new_v4())?;
-        all.extend(dump(AF_INET6, SocketId::new_v6())?);
+    /// The listening sockets of this network namespace, both families
+    /// asked over one netlink socket; an error when the kernel cannot be
+    /// asked that way (no `sock_diag`).
+    pub fn asked_by_state() -> io::Result<Vec<Listener>> {
+        let fd = socket(
+            AddressFamily::Netlink,
+            SockType::Datagram,
+            SockFlag::SOCK_CLOEXEC,
+            SockProtocol::NetlinkSockDiag,
+        )?;
+        let mut all = dump(fd.as_raw_fd(), AF_INET, SocketId::new_v4())?;
+        all.extend(dump(fd.as_raw_fd(), AF_INET6, SocketId::new_v6())?);
         Ok(all)
     }
 
@@ -108,14 +111,8 @@ mod diag {
         bytes
     }
 
-    fn dump(family: u8, socket_id: SocketId) -> io::Result<Vec<Listener>> {
-        let fd = socket(
-            AddressFamily::Netlink,
-            SockType::Datagram,
-            SockFlag::SOCK_CLOEXEC,
-            SockProtocol::NetlinkSockDiag,
-        )?;
-        let raw = fd.as_raw_fd();
+    /// One dump, of one family, on the netlink socket `raw`.
+    fn dump(raw: RawFd, family: u8, socket_id: SocketId) -> io::Result<Vec<Listener>> {
         send(raw, &request(family, socket_id), MsgFlags::empty())?;
         let mut found = Vec::new();
         let mut buffer = vec![0u8; 32 * 1024];
@@ -233,7 +230,7 @@ mod tests {
         let v4 = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let v6 = std::net::TcpListener::bind("[::1]:0").ok();
         let client = std::net::TcpStream::connect(v4.local_addr().unwrap()).unwrap();
-        let asked: HashSet<u16> = diag::listeners()
+        let asked: HashSet<u16> = asked_by_state()
             .expect("sock_diag answers")
             .iter()
             .map(|l| l.port)
@@ -246,7 +243,7 @@ mod tests {
         let read: HashSet<u16> = read_from_proc().iter().map(|l| l.port).collect();
         assert!(read.contains(&v4.local_addr().unwrap().port()));
         let inodes = socket_inodes(std::process::id() as i32);
-        let mine = diag::listeners().unwrap();
+        let mine = asked_by_state().unwrap();
         let found = mine
             .iter()
             .find(|l| l.port == v4.local_addr().unwrap().port())
