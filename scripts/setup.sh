@@ -102,4 +102,8 @@ fi
 
 # cargo-leptos optimises release WASM with the wasm-opt it finds on PATH: npm's
 # binaryen, never Debian's (its version breaks the externref table).
+# cargo-leptos puts node_modules/.bin first on PATH itself, so npm's command
+# there is pointed at scripts/bin/wasm-opt, which runs binaryen in node with
+# V8's baseline compiler only (the script says why).
+ln -sfn "$ROOT/scripts/bin/wasm-opt" "$ROOT/node_modules/.bin/wasm-opt"
 export PATH="$ROOT/node_modules/.bin:$PATH"
