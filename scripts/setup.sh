@@ -89,12 +89,18 @@ fi
 
 step "Copying Monaco and xterm.js into public/vendor"
 vendor="$ROOT/public/vendor"
-if [ -f "$vendor/.rivet-lock" ] && cmp -s "$ROOT/package-lock.json" "$vendor/.rivet-lock"; then
+if [ -f "$vendor/.rivet-lock" ] && cmp -s "$ROOT/package-lock.json" "$vendor/.rivet-lock" && [ ! -e "$vendor/monaco/vs/language" ]; then
   skip "up to date"
 else
   rm -rf "$vendor"
   mkdir -p "$vendor/monaco" "$vendor/xterm"
   cp -R "$ROOT/node_modules/monaco-editor/min/vs" "$vendor/monaco/vs"
+  # Not reachable from vs/editor/editor.main, the one module Rivet loads
+  # (src/app/scripts.rs): the AMD ids vs/language/* (the same workers are
+  # under assets/) and the translations, asked for only when a locale is
+  # configured. 10.3 of Monaco's 26 MB, which every build would otherwise
+  # compress at brotli's highest level.
+  rm -rf "$vendor/monaco/vs/language" "$vendor/monaco/vs/nls/lang"
   cp "$ROOT/node_modules/@xterm/xterm/lib/xterm.js" "$ROOT/node_modules/@xterm/xterm/css/xterm.css" "$vendor/xterm/"
   cp "$ROOT/node_modules/@xterm/addon-fit/lib/addon-fit.js" "$vendor/xterm/"
   cp "$ROOT/package-lock.json" "$vendor/.rivet-lock"

@@ -38,8 +38,11 @@ test('with auto-fix off for the project, a failure waits for the person', async 
   await newProject(page);
   const toggle = page.getByTestId('project-auto-fix');
   await expect(toggle).toBeChecked();
+  // The choice is the project's, kept on the server: saved before the
+  // reload, which would otherwise cancel the request carrying it.
+  const saved = page.waitForResponse((r) => r.url().includes('/set_project_auto_fix') && r.ok());
   await toggle.uncheck();
-  // The choice is the project's, kept on the server.
+  await saved;
   await page.reload();
   await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
   await expect(page.getByTestId('project-auto-fix')).not.toBeChecked();

@@ -16,6 +16,7 @@ mod enhance;
 mod message;
 mod mode_switch;
 mod model_pick;
+mod part;
 mod plan;
 mod spend;
 mod step_diff;
@@ -24,7 +25,6 @@ mod tabs;
 use leptos::prelude::*;
 
 use crate::app::context::OpenChat;
-use crate::app::lazy::lazy_view;
 use crate::runtime::session::ChatId;
 
 use super::session::SessionStore;
@@ -62,7 +62,7 @@ pub fn ChatPane() -> impl IntoView {
 
     view! {
         <section class="chat-pane" aria-label="Chat">
-            {lazy_view(tabs::chat_tabs_lazy)}
+            {part::chat_part(part::ChatPart::Tabs)}
             <ol class="message-list" data-testid="message-list">
                 <Show when=move || ids().is_empty()>
                     <li class="chat-empty">
@@ -80,7 +80,7 @@ pub fn ChatPane() -> impl IntoView {
                     <message::MessageView id />
                 </For>
             </ol>
-            {lazy_view(alerts::alert_list_lazy)}
+            {part::chat_part(part::ChatPart::Alerts)}
             <composer::Composer />
         </section>
     }

@@ -10,11 +10,13 @@ use super::context::CurrentProject;
 use super::editor::EditorPane;
 use super::file_tree::FileTree;
 use super::preview::PreviewPane;
+use super::runtime_choice::RuntimeError;
 use super::runtime_choice::{RuntimeChoice, RuntimeStatus};
 use super::session::SessionStore;
-use super::settings::{LlmSettings, ProviderStatus, settings_panel_lazy};
+use super::settings::{LlmSettings, ProviderStatus, SettingsPanel};
 use super::splitter::{Axis, Splitter};
 use super::terminal::TerminalPane;
+use super::transfer::ExportMenu;
 use super::workbench::Workbench;
 use crate::runtime::project::ProjectId;
 
@@ -81,7 +83,7 @@ fn Workspace() -> impl IntoView {
                     "Projects"
                 </a>
                 <span class="spacer"></span>
-                {lazy_view(super::transfer::export_menu_lazy)}
+                {ide_part(IdePart::ExportMenu)}
                 <RuntimeStatus />
                 <ProviderStatus settings_open />
                 <button
@@ -100,8 +102,8 @@ fn Workspace() -> impl IntoView {
             >
                 "Loading the settings…"
             </p>
-            {lazy_view(move || settings_panel_lazy(settings_open))}
-            {lazy_view(super::runtime_choice::runtime_error_lazy)}
+            {ide_part(IdePart::Settings(settings_open))}
+            {ide_part(IdePart::RuntimeError)}
             <div class="panes">
                 <ChatPane />
                 <Splitter axis=Axis::Columns size=layout.chat min=260.0 max=900.0 />
@@ -109,20 +111,38 @@ fn Workspace() -> impl IntoView {
                     <p class="pane-loading workbench-loading" data-testid="workbench-loading">
                         "Loading the editor, preview and terminal…"
                     </p>
-                    {lazy_view(move || workbench_lazy(layout))}
+                    {ide_part(IdePart::Workbench(layout))}
                 </section>
             </div>
         </div>
     }
 }
 
-/// The workbench's panes (file tree, editor, preview, terminal), out of the
-/// first load: a build with `cargo leptos build --split` moves them into a
-/// chunk of their own, fetched once the chat is usable (see `lazy.rs`);
-/// Monaco and xterm.js follow when their panes mount.
+/// A part of the IDE page out of the first load. The parts load together
+/// once the chat is usable (`lazy.rs`), so they share one split point,
+/// [`load_ide_part`], as the chat's do (`chat/part.rs` says why).
+enum IdePart {
+    ExportMenu,
+    Settings(RwSignal<bool>),
+    RuntimeError,
+    /// The file tree, editor, preview and terminal; Monaco and xterm.js
+    /// follow when their panes mount.
+    Workbench(Layout),
+}
+
+/// Shows `part` where it is placed, once the IDE's module has loaded.
+fn ide_part(part: IdePart) -> impl IntoView {
+    lazy_view(move || load_ide_part(part))
+}
+
 #[leptos::lazy]
-fn workbench_lazy(layout: Layout) -> AnyView {
-    view! { <WorkbenchPanes layout /> }.into_any()
+fn load_ide_part(part: IdePart) -> AnyView {
+    match part {
+        IdePart::ExportMenu => view! { <ExportMenu /> }.into_any(),
+        IdePart::Settings(open) => view! { <SettingsPanel open /> }.into_any(),
+        IdePart::RuntimeError => view! { <RuntimeError /> }.into_any(),
+        IdePart::Workbench(layout) => view! { <WorkbenchPanes layout /> }.into_any(),
+    }
 }
 
 #[component]

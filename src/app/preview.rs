@@ -11,7 +11,6 @@ use leptos::prelude::*;
 
 use super::api::open_preview;
 use super::context::CurrentProject;
-use super::lazy::lazy_view;
 use super::session::SessionStore;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -145,7 +144,7 @@ pub fn PreviewPane() -> impl IntoView {
                         }}
                     </select>
                 </Show>
-                {lazy_view(move || select::select_toggle_lazy(url, frame))}
+                <select::SelectToggle url frame />
                 <span class="preview-url" data-testid="preview-url">{move || url.get().unwrap_or_default()}</span>
                 <div class="device-picker" role="group" aria-label="Device width">
                     {Device::ALL

@@ -115,13 +115,6 @@ pub fn RuntimeStatus() -> impl IntoView {
     }
 }
 
-/// [`RuntimeError`], out of the first load (a chunk of its own with `cargo
-/// leptos build --split`).
-#[leptos::lazy]
-pub fn runtime_error_lazy() -> AnyView {
-    view! { <RuntimeError /> }.into_any()
-}
-
 /// Why the WebContainer cannot start, with the way out.
 #[component]
 pub fn RuntimeError() -> impl IntoView {

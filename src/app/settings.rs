@@ -59,14 +59,6 @@ impl LlmSettings {
     }
 }
 
-/// The settings panel, out of the first load: a build with `cargo leptos
-/// build --split` moves it into a chunk of its own, fetched beside the main
-/// bundle.
-#[leptos::lazy]
-pub fn settings_panel_lazy(open: RwSignal<bool>) -> AnyView {
-    view! { <SettingsPanel open /> }.into_any()
-}
-
 #[component]
 pub fn SettingsPanel(open: RwSignal<bool>) -> impl IntoView {
     let llm = LlmSettings::expect();

@@ -14,13 +14,6 @@ use leptos::prelude::*;
 use super::context::CurrentProject;
 
 /// The current project's downloads.
-/// The export menu, out of the first load (a chunk of its own with `cargo
-/// leptos build --split`).
-#[leptos::lazy]
-pub fn export_menu_lazy() -> AnyView {
-    view! { <ExportMenu /> }.into_any()
-}
-
 #[component]
 pub fn ExportMenu() -> impl IntoView {
     let Some(CurrentProject(id)) = use_context::<CurrentProject>() else {

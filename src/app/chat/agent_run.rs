@@ -4,10 +4,8 @@ use leptos::prelude::*;
 
 use crate::runtime::session::AgentRun;
 
-/// An agent run's footer, out of the first load (a chunk of its own with
-/// `cargo leptos build --split`).
-#[leptos::lazy]
-pub fn agent_run_footer_lazy(run: AgentRun, cost_usd: Option<f64>) -> AnyView {
+/// An agent run's footer, out of the first load (`super::part`).
+pub fn agent_run_footer(run: AgentRun, cost_usd: Option<f64>) -> AnyView {
     view! { <AgentRunFooter run cost_usd /> }.into_any()
 }
 

@@ -11,11 +11,9 @@ use crate::app::api::{Decision, decide_step};
 use crate::app::context::CurrentProject;
 use crate::runtime::session::{AgentStep, StepStatus};
 
-/// An agent step's card, out of the first load: a build with `cargo leptos
-/// build --split` moves the cards (and their diff view) into a chunk of
-/// their own, fetched when the first step shows.
-#[leptos::lazy]
-pub fn step_card_lazy(step: AgentStep) -> AnyView {
+/// An agent step's card (and its diff view), out of the first load
+/// (`super::part`).
+pub fn step_card(step: AgentStep) -> AnyView {
     view! { <StepCard step /> }.into_any()
 }
 

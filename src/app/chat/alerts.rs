@@ -12,10 +12,8 @@ use crate::app::session::SessionStore;
 use crate::runtime::build_result::BuildResult;
 use crate::runtime::session::Alert;
 
-/// The alerts, out of the first load (a chunk of their own with `cargo
-/// leptos build --split`).
-#[leptos::lazy]
-pub fn alert_list_lazy() -> AnyView {
+/// The alerts, out of the first load (`super::part`).
+pub fn alert_list() -> AnyView {
     view! { <AlertList /> }.into_any()
 }
 

@@ -8,11 +8,9 @@ use crate::app::workbench::Workbench;
 use crate::runtime::protocol::{ActionKind, SupabaseOperation};
 use crate::runtime::session::{ActionEntry, ActionStatus};
 
-/// An artifact's card, out of the first load: a build with `cargo leptos
-/// build --split` moves the cards (their actions, a query's result table)
-/// into a chunk of their own, fetched once the chat is usable.
-#[leptos::lazy]
-pub fn artifact_card_lazy(message_id: String, artifact_id: String) -> AnyView {
+/// An artifact's card (its actions, a query's result table), out of the
+/// first load (`super::part`).
+pub fn artifact_card(message_id: String, artifact_id: String) -> AnyView {
     view! { <ArtifactCard message_id artifact_id /> }.into_any()
 }
 

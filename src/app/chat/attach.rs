@@ -36,9 +36,9 @@ pub async fn send_attached(
     Ok(())
 }
 
-/// A person's message's images and selections, in the conversation.
-#[leptos::lazy]
-pub fn message_attachments_lazy(attachments: crate::runtime::attachment::Carried) -> AnyView {
+/// A person's message's images and selections, in the conversation, out of
+/// the first load (`super::part`).
+pub fn message_attachments(attachments: crate::runtime::attachment::Carried) -> AnyView {
     view! { <MessageAttachments attachments /> }.into_any()
 }
 

@@ -41,10 +41,8 @@ pub fn offer(state: &SessionState, message_id: &str) -> Offer {
     }
 }
 
-/// The checkpoint buttons, out of the first load (a chunk of their own with
-/// `cargo leptos build --split`).
-#[leptos::lazy]
-pub fn checkpoint_buttons_lazy(message_id: String) -> AnyView {
+/// The checkpoint buttons, out of the first load (`super::part`).
+pub fn checkpoint_buttons(message_id: String) -> AnyView {
     view! { <CheckpointButtons message_id /> }.into_any()
 }
 

@@ -2,9 +2,9 @@
 
 use leptos::prelude::*;
 
+use super::part::{ChatPart, chat_part};
 use crate::app::api::{RivetError, send_message, stop_run};
 use crate::app::context::{Attaching, CurrentProject, OpenChat, Outgoing};
-use crate::app::lazy::lazy_view;
 use crate::app::session::SessionStore;
 
 #[component]
@@ -101,7 +101,7 @@ pub fn Composer() -> impl IntoView {
                         }
                     }}
                     <Show when=over_budget>
-                        {lazy_view(move || super::spend::budget_raise_lazy(on_raised))}
+                        {chat_part(ChatPart::BudgetRaise(on_raised))}
                     </Show>
                 </p>
             </Show>
@@ -121,7 +121,7 @@ pub fn Composer() -> impl IntoView {
                 }
             ></textarea>
             <div class="composer-actions">
-                {lazy_view(move || composer_tools_lazy(model, draft))}
+                {chat_part(ChatPart::ComposerTools { model, draft })}
                 <span class="connection" class:offline=move || !store.connected.get()>
                     {move || if store.connected.get() { "" } else { "Connecting…" }}
                 </span>
@@ -150,12 +150,10 @@ pub fn Composer() -> impl IntoView {
     }
 }
 
-/// The composer's tools, out of the first load (one chunk with `cargo
-/// leptos build --split`): what the message carries (first, on a line of
-/// its own), the mode switch, the model picker, Enhance, the project's
-/// auto-fix switch and its spend line.
-#[leptos::lazy]
-fn composer_tools_lazy(model: RwSignal<String>, draft: RwSignal<String>) -> AnyView {
+/// The composer's tools, out of the first load (`super::part`): what the
+/// message carries (first, on a line of its own), the mode switch, the
+/// model picker, Enhance, the project's auto-fix switch and its spend line.
+pub fn composer_tools(model: RwSignal<String>, draft: RwSignal<String>) -> AnyView {
     view! {
         <super::attach::AttachmentsBar />
         <super::mode_switch::ModeSwitch />

@@ -4,14 +4,9 @@
 use leptos::either::{Either, EitherOf3};
 use leptos::prelude::*;
 
-use crate::app::lazy::lazy_view;
-
-use super::agent_run::agent_run_footer_lazy;
-use super::agent_step::step_card_lazy;
 use super::answer_text::AnswerText;
-use super::artifact::artifact_card_lazy;
-use super::checkpoint::checkpoint_buttons_lazy;
 use super::context::{ContextSummaryBlock, ContextUsageBadge, RulesBadge};
+use super::part::{ChatPart, chat_part};
 use crate::app::api::{continue_answer, retry_answer, stop_run};
 use crate::app::context::CurrentProject;
 use crate::app::session::SessionStore;
@@ -46,7 +41,7 @@ pub fn MessageView(id: String) -> impl IntoView {
                 })}
                 <div class="message-text">{move || message.get().map(|m| m.text()).unwrap_or_default()}</div>
                 {carried.map(|attachments| {
-                    lazy_view(move || super::attach::message_attachments_lazy(attachments))
+                    chat_part(ChatPart::Attachments(attachments))
                 })}
             </li>
         }),
@@ -85,11 +80,14 @@ fn AnswerBody(message: Message) -> impl IntoView {
             Part::Text { text } => EitherOf3::A(view! { <AnswerText text=text.clone() settled /> }),
             Part::Artifact { id } => EitherOf3::B({
                 let (message_id, artifact_id) = (message_id.clone(), id.to_string());
-                lazy_view(move || artifact_card_lazy(message_id, artifact_id))
+                chat_part(ChatPart::ArtifactCard {
+                    message_id,
+                    artifact_id,
+                })
             }),
             Part::Step { id } => {
                 let step = message.agent.as_ref().and_then(|run| run.step(id)).cloned();
-                EitherOf3::C(step.map(|step| lazy_view(move || step_card_lazy(step))))
+                EitherOf3::C(step.map(|step| chat_part(ChatPart::StepCard(step))))
             }
         })
         .collect_view();
@@ -100,7 +98,7 @@ fn AnswerBody(message: Message) -> impl IntoView {
         {summary.map(|text| view! { <ContextSummaryBlock text /> })}
         {parts}
         {run.map(|run| {
-            lazy_view(move || agent_run_footer_lazy(run, cost_usd))
+            chat_part(ChatPart::RunFooter { run, cost_usd })
         })}
         <AnswerFooter message />
     }
@@ -172,7 +170,7 @@ fn AnswerFooter(message: Message) -> impl IntoView {
                     })}
                 {
                     let id = message.id.clone();
-                    lazy_view(move || checkpoint_buttons_lazy(id))
+                    chat_part(ChatPart::CheckpointButtons(id))
                 }
                 {usage.map(|u| view! { <span class="message-usage" data-testid="message-usage">{u}</span> })}
                 {message.context.map(|usage| view! { <ContextUsageBadge usage /> })}

@@ -39,10 +39,9 @@ pub fn SpendLine() -> impl IntoView {
     }
 }
 
-/// The raise, out of the first load (a chunk of its own with `cargo leptos
-/// build --split`): it shows only after a refusal.
-#[leptos::lazy]
-pub fn budget_raise_lazy(on_raised: Callback<()>) -> AnyView {
+/// The raise, out of the first load (`super::part`): it shows only after a
+/// refusal.
+pub fn budget_raise(on_raised: Callback<()>) -> AnyView {
     view! { <BudgetRaise on_raised /> }.into_any()
 }
 

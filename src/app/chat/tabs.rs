@@ -9,10 +9,9 @@ use crate::app::context::{CurrentProject, OpenChat};
 use crate::app::session::SessionStore;
 use crate::runtime::session::{Chat, ChatId};
 
-/// The tabs, out of the first load (a chunk of their own with `cargo
-/// leptos build --split`): until they arrive the first chat shows.
-#[leptos::lazy]
-pub fn chat_tabs_lazy() -> AnyView {
+/// The tabs, out of the first load (`super::part`): until they arrive the
+/// first chat shows.
+pub fn chat_tabs() -> AnyView {
     view! {
         <ChatTabs />
         <ChatOpening />

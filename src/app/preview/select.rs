@@ -12,16 +12,8 @@ use leptos::prelude::*;
 use crate::app::context::{Attaching, CurrentProject};
 
 /// The Select button and what it tells of the last in-place edit.
-#[leptos::lazy]
-pub fn select_toggle_lazy(
-    url: Signal<Option<String>>,
-    frame: NodeRef<leptos::html::Iframe>,
-) -> AnyView {
-    view! { <SelectToggle url frame /> }.into_any()
-}
-
 #[component]
-fn SelectToggle(
+pub fn SelectToggle(
     url: Signal<Option<String>>,
     frame: NodeRef<leptos::html::Iframe>,
 ) -> impl IntoView {
