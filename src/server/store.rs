@@ -9,6 +9,7 @@ mod checkpoints;
 mod events;
 mod listing;
 mod messages;
+mod migrations;
 mod output;
 mod project_runtime;
 mod projects;
@@ -161,7 +162,7 @@ impl Store {
                 source,
             })?;
         }
-        sqlx::migrate!()
+        migrations::migrator()
             .run(&self.writes)
             .await
             .map_err(|e| StoreError::Migrate {
