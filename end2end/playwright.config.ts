@@ -14,8 +14,9 @@ const root = path.resolve(__dirname, '..');
 // of its own: an IDE, a scripted provider, a port for tests that start their
 // own server, and a data directory. A worker never sees another's projects or
 // queued faults. Workers load this file again, with TEST_PARALLEL_INDEX set,
-// and pick their slot here. One worker by default until two are measured
-// stable on a 2-core machine.
+// and pick their slot here. One worker by default: on 2 cores two took 3.2
+// to 3.4 minutes against 3.7, but one run of three failed two tests under
+// that load (2026-11-29).
 const workers = Number(process.env.RIVET_E2E_WORKERS ?? 1);
 const basePort = Number(process.env.RIVET_E2E_PORT ?? 3190);
 // Made once: the workers inherit the runner's environment.

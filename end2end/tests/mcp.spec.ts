@@ -44,13 +44,24 @@ test('an MCP server added in settings gives the agent its tools, and a call is a
   await expect(row.getByTestId('mcp-place')).toHaveText('on this machine (trusted)');
   await expect(row.getByTestId('mcp-status-text')).toHaveText('not started yet');
   await expect(page.getByTestId('settings')).not.toContainText('never-shown');
-  // On in this project: off, then on again.
+  // On in this project: off, then on again at once, each choice slowed on
+  // its way so the second click comes before the list is read again; the
+  // switch ends as the person left it, here and on the server.
+  const slow = '**/api/choose_mcp_servers';
+  await page.route(slow, async (route) => {
+    await new Promise((done) => setTimeout(done, 400));
+    await route.continue();
+  });
   const on = row.getByTestId('mcp-on');
   await expect(on).toBeChecked();
   await on.uncheck();
-  await expect(on).not.toBeChecked();
   await on.check();
   await expect(on).toBeChecked();
+  await expect(on).toBeEnabled();
+  await page.unroute(slow);
+  await page.getByTestId('settings-toggle').click();
+  await page.getByTestId('settings-toggle').click();
+  await expect(row.getByTestId('mcp-on')).toBeChecked();
   await page.getByTestId('settings-toggle').click();
 
   await send(page, 'use the mcp echo tool');

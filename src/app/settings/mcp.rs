@@ -101,6 +101,9 @@ pub fn McpSetting(open: RwSignal<bool>) -> impl IntoView {
         },
     );
     let project = StoredValue::new(project);
+    // The servers this page last asked to be on: a switch flipped before the
+    // list is read again starts from them, not from the list as it was drawn.
+    let sent = StoredValue::new(None::<Vec<String>>);
     let failed = move || {
         let error = |v: Option<Result<_, RivetError>>| {
             v.and_then(Result::err).map(|e: RivetError| e.to_string())
@@ -116,17 +119,22 @@ pub fn McpSetting(open: RwSignal<bool>) -> impl IntoView {
             let name = server.server.name.clone();
             let toggle = on.clone().map(|on| {
                 let checked = on.contains(&name);
-                let (name, on) = (name.clone(), on.clone());
-                let flip = move |_| {
-                    let mut servers: Vec<String> = on.iter().filter(|n| **n != name).cloned().collect();
-                    if !checked { servers.push(name.clone()); }
+                let name = name.clone();
+                // What the box shows now, not what it showed when drawn.
+                let flip = move |ev: leptos::ev::Event| {
+                    let mut servers = sent.get_value().unwrap_or_else(|| on.clone());
+                    servers.retain(|n| *n != name);
+                    if event_target_checked(&ev) { servers.push(name.clone()); }
+                    sent.set_value(Some(servers.clone()));
                     if let Some(project) = project.get_value() {
                         choose.dispatch(ChooseMcpServers { project, servers });
                     }
                 };
+                // One choice at a time, so the server keeps them in order.
+                let busy = move || choose.pending().get();
                 view! {
                     <label class="settings-check">
-                        <input type="checkbox" data-testid="mcp-on" prop:checked=checked on:change=flip />
+                        <input type="checkbox" data-testid="mcp-on" prop:checked=checked disabled=busy on:change=flip />
                         "On in this project"
                     </label>
                 }
