@@ -5,8 +5,9 @@
 //! the projects and import pages are hydrated by one `#[leptos::lazy]`
 //! function, which `cargo leptos build --split` moves (with the pages'
 //! code) out of the main module: one split point for both, so the code
-//! they share is not cut into modules of its own (`chat/part.rs`). The server's HTML shows meanwhile, so
-//! nothing is lost but the few milliseconds the chunk takes.
+//! they share is not cut into modules of its own (`chat/part.rs`). The
+//! server's HTML shows meanwhile, so nothing is lost but the few
+//! milliseconds the chunk takes.
 
 use leptos::prelude::*;
 
