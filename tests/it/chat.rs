@@ -210,9 +210,8 @@ async fn projects_lists_the_projects_latest_first() {
 #[tokio::test(flavor = "multi_thread")]
 async fn chat_without_a_running_server_fails_clearly() {
     let (_mock, server) = server().await;
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = closed.local_addr().unwrap();
-    drop(closed);
+    let closed = super::support::ClosedPort::new();
+    let addr = closed.addr();
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_rivet"))
         .args(["chat", "hello"])
         .current_dir(server.data_dir())

@@ -28,6 +28,24 @@ pub fn client() -> reqwest::ClientBuilder {
         .redirect(reqwest::redirect::Policy::none())
 }
 
+/// A loopback port that refuses every connection for as long as this value
+/// lives: its socket is bound but never listens, so no other test can take
+/// the port and start answering on it.
+pub struct ClosedPort(#[allow(dead_code)] tokio::net::TcpSocket, SocketAddr);
+
+impl ClosedPort {
+    pub fn new() -> Self {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = socket.local_addr().unwrap();
+        Self(socket, addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.1
+    }
+}
+
 /// The configuration of an in-process test IDE: its data directory and
 /// [`TOKEN`].
 pub fn config(data_dir: &Path) -> rivet::server::config::Config {

@@ -115,9 +115,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_closed_port_is_refused_and_a_silent_one_times_out() {
-        let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        // Bound and never listening: refused, and no other test can take it.
+        let closed = tokio::net::TcpSocket::new_v4().unwrap();
+        closed.bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let addr = closed.local_addr().unwrap();
-        drop(closed);
         let http = reqwest::Client::new();
         let short = Duration::from_millis(300);
         let got = fetch(&http, &format!("http://{addr}/v1"), None, short).await;

@@ -37,14 +37,6 @@ async fn find_local_models(local_servers: Vec<String>) -> (u16, Vec<LocalServer>
     (status, servers)
 }
 
-/// An address on loopback where nothing listens.
-async fn closed_port() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    drop(listener);
-    format!("http://{addr}")
-}
-
 #[tokio::test]
 async fn a_local_server_is_offered_with_its_models() {
     let mock = Mock::start(&[]);
@@ -66,7 +58,8 @@ async fn a_local_server_is_offered_with_its_models() {
 #[tokio::test]
 async fn a_closed_port_is_named_with_why_it_did_not_answer() {
     let mock = Mock::start(&[]);
-    let closed = closed_port().await;
+    let port = crate::support::ClosedPort::new();
+    let closed = format!("http://{}", port.addr());
     let (status, found) = find_local_models(vec![mock.base_url(), closed.clone()]).await;
     assert_eq!(status, 200);
     let addresses: Vec<&str> = found.iter().map(|s| s.address.as_str()).collect();
