@@ -85,3 +85,41 @@ test('an MCP server added in settings gives the agent its tools, and a call is a
   await row.getByTestId('mcp-remove').click();
   await expect(row).toHaveCount(0);
 });
+
+test('a switch flipped after another tab changed the choice starts from that change', async ({ page }) => {
+  const project = await newProject(page);
+  const row = (name: string) => page.locator(`[data-testid="mcp-server"][data-name="${name}"]`);
+  const names = ['tab-one', 'tab-two'];
+  await page.getByTestId('settings-toggle').click();
+  for (const name of names) {
+    await page.getByTestId('mcp-name').fill(name);
+    await page.getByTestId('mcp-command').fill('node');
+    await page.getByTestId('mcp-args').fill(`${name}.js`);
+    await page.getByTestId('mcp-add').click();
+    await expect(row(name).getByTestId('mcp-on')).toBeChecked();
+  }
+  // This page turns tab-two off, and the settings close.
+  await row('tab-two').getByTestId('mcp-on').uncheck();
+  await expect(row('tab-two').getByTestId('mcp-on')).toBeEnabled();
+  await page.getByTestId('settings-toggle').click();
+  // Another tab turns it on again.
+  const status = await page.evaluate(async (project) => {
+    const body = JSON.stringify({ project, servers: ['tab-one', 'tab-two'] });
+    const headers = { 'content-type': 'application/json' };
+    return (await fetch('/api/choose_mcp_servers', { method: 'POST', headers, body })).status;
+  }, project);
+  expect(status).toBe(200);
+  // Opened again, this page shows that; turning tab-one off leaves tab-two on.
+  await page.getByTestId('settings-toggle').click();
+  await expect(row('tab-two').getByTestId('mcp-on')).toBeChecked();
+  await row('tab-one').getByTestId('mcp-on').uncheck();
+  await expect(row('tab-one').getByTestId('mcp-on')).toBeEnabled();
+  await page.getByTestId('settings-toggle').click();
+  await page.getByTestId('settings-toggle').click();
+  await expect(row('tab-one').getByTestId('mcp-on')).not.toBeChecked();
+  await expect(row('tab-two').getByTestId('mcp-on')).toBeChecked();
+  for (const name of names) {
+    await row(name).getByTestId('mcp-remove').click();
+    await expect(row(name)).toHaveCount(0);
+  }
+});

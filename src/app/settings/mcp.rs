@@ -103,7 +103,13 @@ pub fn McpSetting(open: RwSignal<bool>) -> impl IntoView {
     let project = StoredValue::new(project);
     // The servers this page last asked to be on: a switch flipped before the
     // list is read again starts from them, not from the list as it was drawn.
+    // They are forgotten when the settings close: the list read when they
+    // open again is the record, with what another tab may have changed.
     let sent = StoredValue::new(None::<Vec<String>>);
+    Effect::new(move |_| {
+        open.track();
+        sent.set_value(None);
+    });
     let failed = move || {
         let error = |v: Option<Result<_, RivetError>>| {
             v.and_then(Result::err).map(|e: RivetError| e.to_string())
