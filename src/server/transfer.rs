@@ -18,9 +18,8 @@ use std::path::PathBuf;
 use base64::Engine;
 use std::sync::Arc;
 
-use crate::runtime::host::{EntryKind, Runtime, RuntimeError};
+use crate::runtime::host::{Runtime, RuntimeError};
 use crate::runtime::project::ProjectId;
-use crate::runtime::tree::is_inside_skipped_dir;
 use crate::server::projects::ProjectError;
 use crate::server::session::{self, api};
 use crate::server::state::AppState;
@@ -89,15 +88,6 @@ pub fn staging(state: &AppState) -> Result<Staging, TransferError> {
     Staging::new(&imports_dir(state), limits(state))
 }
 
-/// The project's files, in path order (the skipped folders left out).
-async fn project_file_paths(runtime: &dyn Runtime) -> Result<Vec<String>, TransferError> {
-    let mut entries = runtime.list_tree("").await?;
-    entries.retain(|e| e.kind == EntryKind::File && !is_inside_skipped_dir(&e.path));
-    let mut paths: Vec<String> = entries.into_iter().map(|e| e.path).collect();
-    paths.sort();
-    Ok(paths)
-}
-
 /// A project's export (its zip, or its conversation JSON), written and
 /// rewound, ready to be streamed.
 pub struct FileExport {
@@ -157,6 +147,35 @@ pub async fn export_zip(
     })
 }
 
+/// Writes the project's files at `workspace` into `doc`, one at a time,
+/// walked as the zip's are ([`walk`]): every file, or a clear refusal past
+/// the walk's limits, where a listing through the runtime stops at its own
+/// limit and would have left the rest out unsaid.
+async fn write_files(
+    workspace: PathBuf,
+    mut doc: conversation::Streamed,
+) -> Result<conversation::Streamed, TransferError> {
+    tokio::task::spawn_blocking(move || {
+        walk::walk(&workspace, walk::WalkLimits::default(), &mut |found| {
+            use std::io::Read;
+            let mut bytes = Vec::new();
+            let size = found.size;
+            found
+                .file
+                .take(size)
+                .read_to_end(&mut bytes)
+                .map_err(|source| TransferError::Io {
+                    path: PathBuf::from(found.path),
+                    source,
+                })?;
+            doc.file(&ExportedFile::new(found.path.to_owned(), bytes))
+        })?;
+        Ok(doc)
+    })
+    .await
+    .map_err(|e| TransferError::Archive(e.to_string()))?
+}
+
 /// The project's conversation JSON (messages, events and files), written
 /// to a temporary file one event and one file at a time (see
 /// [`conversation::Streamed`]).
@@ -193,10 +212,7 @@ pub async fn export_conversation(
         return Err(error);
     }
     doc.files()?;
-    for path in project_file_paths(&*handle.runtime).await? {
-        let bytes = handle.runtime.read_file(&path).await?;
-        doc.file(&ExportedFile::new(path, bytes))?;
-    }
+    let mut doc = write_files(state.projects.workspace(id), doc).await?;
     doc.images()?;
     for image in unique_images(&messages) {
         let Ok((bytes, media_type)) =

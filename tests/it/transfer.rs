@@ -192,6 +192,38 @@ async fn export_streams_the_workspace_and_never_follows_its_links() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// A listing through the runtime stops at 10,000 entries; the conversation
+/// export walks the workspace, as the zip does, and holds every file.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_project_with_more_files_than_a_listing_holds_exports_every_file_in_its_conversation() {
+    const FILES: usize = 10_050;
+    let (_mock, server) = server().await;
+    let project = server.create("many").await;
+    server.put(&project, "index.html", b"<h1>hi</h1>\n").await;
+    let workspace = server
+        .data_dir()
+        .join("projects")
+        .join(&project)
+        .join("workspace");
+    std::fs::create_dir_all(workspace.join("many")).unwrap();
+    for i in 0..FILES {
+        std::fs::write(workspace.join(format!("many/{i}.txt")), i.to_string()).unwrap();
+    }
+    let exported: Value = server
+        .get(&format!("/projects/{project}/conversation.json"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let files = exported["files"].as_array().unwrap();
+    assert_eq!(files.len(), FILES + 1);
+    let last = files
+        .iter()
+        .find(|f| f["path"] == format!("many/{}.txt", FILES - 1))
+        .unwrap();
+    assert_eq!(last["content"], (FILES - 1).to_string());
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn conversation_round_trip_restores_messages_events_and_files() {
     let (_mock, server) = server().await;
