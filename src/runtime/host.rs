@@ -258,6 +258,13 @@ pub trait Runtime: MaybeSendSync {
     /// build output…) are listed but not entered. A runtime may cut a very
     /// large listing short.
     async fn list_tree(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError>;
+    /// Like [`Runtime::list_tree`], but a listing the runtime would cut
+    /// short is an error that names its limit: for a caller that must have
+    /// every file (a WebContainer booted from the server's copy). A runtime
+    /// that never cuts a listing short lists as `list_tree` does.
+    async fn list_tree_whole(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
+        self.list_tree(path).await
+    }
     /// Changes to the project's files from now on, whoever made them (the
     /// actions, the editor, or a process in the runtime). A runtime may
     /// leave out changes inside skipped folders (`node_modules`, …).

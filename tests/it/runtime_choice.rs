@@ -224,6 +224,32 @@ async fn a_binary_file_written_in_the_browser_runtime_is_byte_exact_on_the_serve
     assert_eq!(mirror(&serve, &project, gone).await, 200);
 }
 
+/// A tab boots its WebContainer from the server's copy; a project too large
+/// for one listing is refused with the limit named, where the tab once got
+/// the first 10,000 entries and nothing said the rest were missing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_browser_snapshot_of_a_project_too_large_to_list_is_refused_naming_the_limit() {
+    let data = tempfile::tempdir().unwrap();
+    let serve = serve(data, "webcontainer", &[]).await;
+    let project = serve.new_project().await;
+    let first = serde_json::json!({"type": "write", "path": "index.html", "content": "<p>hi</p>"});
+    assert_eq!(mirror(&serve, &project, first).await, 200);
+    let many = serve
+        .data_dir()
+        .join("projects")
+        .join(&project)
+        .join("workspace/many");
+    std::fs::create_dir_all(&many).unwrap();
+    for i in 0..10_050 {
+        std::fs::write(many.join(format!("{i}.txt")), "x").unwrap();
+    }
+    let (status, body) = serve.call("browser_files", &[("project", &project)]).await;
+    let head: String = body.chars().take(300).collect();
+    assert_ne!(status, 200, "{head}");
+    assert!(body.contains("more than one listing holds"), "{head}");
+    assert!(body.contains("10000 files and folders"), "{head}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_browser_snapshot_returns_a_binary_file_and_its_bytes_round_trip() {
     use rivet::runtime::relay::BrowserSnapshot;

@@ -167,33 +167,41 @@ impl ProjectRuntime {
             .map_err(|e: Failure| e.for_path(path))
     }
 
-    async fn list_entries(
+    /// The helper's listing of `path`, and whether it was cut short.
+    async fn listing(
         &self,
         path: &str,
         recursive: bool,
-    ) -> Result<Vec<DirEntry>, RuntimeError> {
+    ) -> Result<(Vec<DirEntry>, bool), RuntimeError> {
         let checked = checked_path(path)?;
         if checked.as_str().is_empty() && self.empty_and_stopped().await {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), false));
         }
         let op = Op::List {
             path: checked.as_str().to_owned(),
             recursive,
         };
         match self.request(op, &[], path).await?.reply {
-            Reply::Entries { entries, truncated } => {
-                if truncated {
-                    tracing::warn!(
-                        project = %self.entry.id,
-                        path,
-                        shown = entries.len(),
-                        "the listing is too large and was cut short"
-                    );
-                }
-                Ok(entries)
-            }
+            Reply::Entries { entries, truncated } => Ok((entries, truncated)),
             _ => Err(odd_reply(path)),
         }
+    }
+
+    async fn list_entries(
+        &self,
+        path: &str,
+        recursive: bool,
+    ) -> Result<Vec<DirEntry>, RuntimeError> {
+        let (entries, truncated) = self.listing(path, recursive).await?;
+        if truncated {
+            tracing::warn!(
+                project = %self.entry.id,
+                path,
+                shown = entries.len(),
+                "the listing is too large and was cut short"
+            );
+        }
+        Ok(entries)
     }
 
     /// Whether the project has no files while its sandbox is stopped (a new
@@ -309,6 +317,22 @@ impl Runtime for ProjectRuntime {
 
     async fn list_tree(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
         self.list_entries(path, true).await
+    }
+
+    async fn list_tree_whole(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
+        match self.listing(path, true).await? {
+            (entries, false) => Ok(entries),
+            (_, true) => Err(RuntimeError::Io {
+                op: "list".to_owned(),
+                path: if path.is_empty() { "the project" } else { path }.to_owned(),
+                message: format!(
+                    "more than one listing holds ({} files and folders or {} KiB of \
+                     names, outside node_modules and the other skipped folders)",
+                    super::fsops::MAX_ENTRIES,
+                    super::fsops::MAX_LISTING_BYTES / 1024
+                ),
+            }),
+        }
     }
 
     fn fs_events(&self) -> EventStream<FsEvent> {

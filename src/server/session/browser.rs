@@ -220,7 +220,9 @@ pub async fn snapshot(
 ) -> Result<BrowserSnapshot, BrowserError> {
     let handle = browser_project(state, project).await?;
     let mut files = Vec::new();
-    for entry in handle.runtime.list_tree("").await? {
+    // Every file or a clear error: a tab booted with part of the project
+    // would run something other than what the server keeps.
+    for entry in handle.runtime.list_tree_whole("").await? {
         if entry.kind != EntryKind::File
             || entry.size > LARGEST_MOUNTED_FILE
             || is_inside_skipped_dir(&entry.path)

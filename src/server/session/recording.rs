@@ -65,6 +65,9 @@ impl Runtime for RecordingRuntime {
     async fn list_tree(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
         self.inner.list_tree(path).await
     }
+    async fn list_tree_whole(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
+        self.inner.list_tree_whole(path).await
+    }
     fn fs_events(&self) -> EventStream<FsEvent> {
         self.inner.fs_events()
     }
