@@ -44,6 +44,12 @@ impl Server {
         self.0.api(path)
     }
 
+    /// The project's conversation export, parsed.
+    async fn conversation(&self, project: &str) -> Value {
+        let url = format!("/projects/{project}/conversation.json");
+        self.get(&url).await.json().await.unwrap()
+    }
+
     async fn put(&self, project: &str, path: &str, bytes: &[u8]) {
         let url = self.url(&format!("/projects/{project}/files/{path}"));
         let response = self
@@ -209,12 +215,7 @@ async fn a_project_with_more_files_than_a_listing_holds_exports_every_file_in_it
     for i in 0..FILES {
         std::fs::write(workspace.join(format!("many/{i}.txt")), i.to_string()).unwrap();
     }
-    let exported: Value = server
-        .get(&format!("/projects/{project}/conversation.json"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let exported = server.conversation(&project).await;
     let files = exported["files"].as_array().unwrap();
     assert_eq!(files.len(), FILES + 1);
     let last = files
@@ -246,12 +247,7 @@ async fn conversation_round_trip_restores_messages_events_and_files() {
     };
     server.put(&project, "notes/a.bin", BINARY).await;
 
-    let exported: Value = server
-        .get(&format!("/projects/{project}/conversation.json"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let exported = server.conversation(&project).await;
     assert_eq!(exported["format"], "rivet.conversation");
     assert_eq!(exported["version"], 1);
     assert!(!exported["events"].as_array().unwrap().is_empty());
@@ -277,12 +273,7 @@ async fn conversation_round_trip_restores_messages_events_and_files() {
         .get(&format!("/projects/{copy}/files/notes/a.bin"))
         .await;
     assert_eq!(body.bytes().await.unwrap().as_ref(), BINARY);
-    let again: Value = server
-        .get(&format!("/projects/{copy}/conversation.json"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let again = server.conversation(copy).await;
     assert_eq!(again["messages"], exported["messages"]);
     assert_eq!(again["files"], exported["files"]);
     // The events come back as they were (reopening may add its own after).
