@@ -159,15 +159,11 @@ async fn write_files(
         walk::walk(&workspace, walk::WalkLimits::default(), &mut |found| {
             use std::io::Read;
             let mut bytes = Vec::new();
-            let size = found.size;
             found
                 .file
-                .take(size)
+                .take(found.size)
                 .read_to_end(&mut bytes)
-                .map_err(|source| TransferError::Io {
-                    path: PathBuf::from(found.path),
-                    source,
-                })?;
+                .map_err(export::io_error(std::path::Path::new(found.path)))?;
             doc.file(&ExportedFile::new(found.path.to_owned(), bytes))
         })?;
         Ok(doc)

@@ -158,10 +158,6 @@ impl Server {
         )
         .await
     }
-
-    fn project_dir(&self, project: &str) -> std::path::PathBuf {
-        self.data_dir().join("projects").join(project)
-    }
 }
 
 /// Waits (up to a minute) until `check` holds.

@@ -234,11 +234,7 @@ async fn a_browser_snapshot_of_a_project_too_large_to_list_is_refused_naming_the
     let project = serve.new_project().await;
     let first = serde_json::json!({"type": "write", "path": "index.html", "content": "<p>hi</p>"});
     assert_eq!(mirror(&serve, &project, first).await, 200);
-    let many = serve
-        .data_dir()
-        .join("projects")
-        .join(&project)
-        .join("workspace/many");
+    let many = serve.project_dir(&project).join("workspace/many");
     std::fs::create_dir_all(&many).unwrap();
     for i in 0..10_050 {
         std::fs::write(many.join(format!("{i}.txt")), "x").unwrap();

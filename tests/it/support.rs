@@ -207,6 +207,12 @@ impl Ide {
         self.data.path()
     }
 
+    /// The project's folder in the data directory (its `workspace`, its
+    /// `checkpoints.git`).
+    pub fn project_dir(&self, project: &str) -> std::path::PathBuf {
+        self.data_dir().join("projects").join(project)
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id().unwrap()
     }

@@ -206,11 +206,7 @@ async fn a_project_with_more_files_than_a_listing_holds_exports_every_file_in_it
     let (_mock, server) = server().await;
     let project = server.create("many").await;
     server.put(&project, "index.html", b"<h1>hi</h1>\n").await;
-    let workspace = server
-        .data_dir()
-        .join("projects")
-        .join(&project)
-        .join("workspace");
+    let workspace = server.project_dir(&project).join("workspace");
     std::fs::create_dir_all(workspace.join("many")).unwrap();
     for i in 0..FILES {
         std::fs::write(workspace.join(format!("many/{i}.txt")), i.to_string()).unwrap();

@@ -14,7 +14,7 @@ use super::TransferError;
 use super::archive::{COPY_BUFFER, ZipOut};
 use super::walk::{WalkLimits, walk};
 
-fn io_error(path: &Path) -> impl FnOnce(io::Error) -> TransferError + '_ {
+pub(super) fn io_error(path: &Path) -> impl FnOnce(io::Error) -> TransferError + '_ {
     move |source| TransferError::Io {
         path: path.to_owned(),
         source,
