@@ -55,15 +55,12 @@ async fn run(streams: usize, delay: Duration, text: &str) -> Figures {
             times.push(now);
         })
     };
+    let transcript = parse("bench.txt", text).unwrap_or_else(|e| panic!("{e}"));
     let config = MockConfig {
-        transcripts: vec![parse("bench.txt", text).unwrap_or_else(|e| panic!("{e}"))],
         chunk_size: CHUNK_CHARS,
         chunk_delay: delay,
-        models: vec!["bench".to_owned()],
-        api_key: None,
         on_chunk: Some(observer),
-        context_limit: None,
-        models_answer: Default::default(),
+        ..MockConfig::replaying(vec![transcript], "bench")
     };
     let server = MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
         .await
@@ -119,15 +116,11 @@ async fn run(streams: usize, delay: Duration, text: &str) -> Figures {
 /// How long after a stop the provider sees its connection close.
 async fn stop_to_close(text: &str) -> Duration {
     let closed: Arc<Mutex<Option<Instant>>> = Arc::default();
+    let transcript = parse("bench.txt", text).unwrap_or_else(|e| panic!("{e}"));
     let config = MockConfig {
-        transcripts: vec![parse("bench.txt", text).unwrap_or_else(|e| panic!("{e}"))],
         chunk_size: CHUNK_CHARS,
         chunk_delay: Duration::from_millis(20),
-        models: vec!["bench".to_owned()],
-        api_key: None,
-        on_chunk: None,
-        context_limit: None,
-        models_answer: Default::default(),
+        ..MockConfig::replaying(vec![transcript], "bench")
     };
     let server = MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
         .await

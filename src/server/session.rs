@@ -28,6 +28,8 @@ mod restore;
 pub mod rules;
 pub mod runtime_choice;
 mod saved;
+#[cfg(test)]
+mod scripted_tests;
 pub mod secrets;
 pub mod selection;
 mod summary;

@@ -79,6 +79,18 @@ impl MockConfig {
             models_answer: ModelsAnswer::default(),
         }
     }
+
+    /// `transcripts` answered as `model`, 16 characters a chunk without a
+    /// pause (tests and benchmarks change what they need).
+    pub fn replaying(transcripts: Vec<Transcript>, model: &str) -> MockConfig {
+        MockConfig {
+            transcripts,
+            chunk_size: 16,
+            chunk_delay: Duration::ZERO,
+            models: vec![model.to_owned()],
+            ..MockConfig::demo()
+        }
+    }
 }
 
 /// One request as the log records it.
@@ -809,18 +821,13 @@ mod tests {
     use tower::ServiceExt;
 
     fn config(transcripts: &[(&str, &str)]) -> MockConfig {
+        let transcripts = transcripts
+            .iter()
+            .map(|(n, t)| parse(n, t).unwrap())
+            .collect();
         MockConfig {
-            transcripts: transcripts
-                .iter()
-                .map(|(n, t)| parse(n, t).unwrap())
-                .collect(),
             chunk_size: 4,
-            chunk_delay: Duration::ZERO,
-            models: vec!["m".into()],
-            api_key: None,
-            on_chunk: None,
-            context_limit: None,
-            models_answer: ModelsAnswer::default(),
+            ..MockConfig::replaying(transcripts, "m")
         }
     }
 

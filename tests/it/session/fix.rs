@@ -1,5 +1,7 @@
 //! The fix loop end to end: a failure of the run goes back to the model by
-//! itself, within its limits, and Stop ends it.
+//! itself, within its limits, and Stop ends it. A misspelt dependency's
+//! whole loop runs on fakes (`session::scripted_tests::fix`) and in the
+//! browser (`fix-loop.spec.ts`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -29,74 +31,6 @@ fn stop_alert(state: &SessionState) -> Option<String> {
         .iter()
         .find(|a| a.title.contains("Rivet stopped trying"))
         .map(|a| a.detail.clone())
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_misspelt_dependency_is_fixed_by_one_automatic_attempt() {
-    let mock = Mock::start(&["--chunk-size", "64"]);
-    let ide = Ide::start(&mock).await;
-    let project = ide.new_project().await;
-    let mut feed = ide.feed(&project).await;
-    ide.send(&project, "broken dep").await;
-    feed.until("the fixed app's dev server", |s| {
-        automatic(s) == 1
-            && status_of(s, "start") == Some(ActionStatus::Complete)
-            && s.previews.first().is_some_and(|p| p.url.is_some())
-    })
-    .await;
-    let state = &feed.state;
-    // The person's message, the broken answer, the automatic request, the fix.
-    assert_eq!(state.messages.len(), 4, "{:#?}", summary(state));
-    let request = &state.messages[2];
-    let fix = request.automatic.unwrap();
-    assert_eq!((fix.attempt, fix.max_attempts), (1, 3));
-    assert!(fix.tokens_so_far > 0, "the broken answer's tokens count");
-    let text = request.text();
-    assert!(text.contains("The install failed: `npm install`"), "{text}");
-    assert!(text.contains("plugin-recat"), "{text}");
-    assert!(text.contains("Current content of package.json"), "{text}");
-    assert_eq!(state.build_results[0].stage, Stage::Install);
-    assert_eq!(status_of(state, "shell"), Some(ActionStatus::Complete));
-    assert!(stop_alert(state).is_none(), "{:?}", state.alerts);
-
-    let preview_url = state.previews[0].url.clone().unwrap();
-    let page = ide.http.get(&preview_url).send().await.unwrap();
-    assert_eq!(page.status(), 200);
-    assert!(page.text().await.unwrap().contains("<div id=\"root\">"));
-    // Nothing failed after the fix, so no further attempt starts (the loop
-    // waits [fix] settle_ms, 3 s, for a compile error).
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    let mut later = ide.feed(&project).await;
-    // The failures the attempt fixed (the install and what followed from
-    // it) are marked resolved once its run ends without a new one.
-    later
-        .until("the failures resolved", |s| {
-            !s.alerts.is_empty() && s.alerts.iter().all(|a| a.resolved.is_some())
-        })
-        .await;
-    let fixed = Some("fixed by automatic attempt 1");
-    assert!(
-        later
-            .state
-            .build_results
-            .iter()
-            .all(|r| r.resolved.as_deref() == fixed),
-        "{:#?}",
-        later.state.build_results
-    );
-    assert!(
-        later
-            .state
-            .alerts
-            .iter()
-            .all(|a| a.resolved.as_deref() == fixed)
-    );
-    assert_eq!(automatic(&later.state), 1, "{:#?}", summary(&later.state));
-    assert_eq!(
-        later.state.build_results.len(),
-        2,
-        "the install, and the dev server it left without vite"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,7 +2,6 @@
 //! and a path that records what reaches it: where the text goes, how the
 //! answer ends, and what the model was offered, without a runtime.
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Mutex;
 
 use super::*;
@@ -10,8 +9,7 @@ use crate::runtime::kind::RuntimeKind;
 use crate::runtime::llm::ActionFormat;
 use crate::runtime::protocol::{Event, GivenAction};
 use crate::runtime::session::ActionStatus;
-use crate::server::llm::mock::{MockConfig, MockServer, ModelsAnswer};
-use crate::server::state::AppState;
+use crate::server::session::scripted_tests::Scripted;
 
 /// An answer path that keeps what reached it; it can stop the answer when
 /// its first text arrives.
@@ -60,10 +58,8 @@ impl AnswerPath for Recording {
 }
 
 struct Setup {
-    mock: MockServer,
-    state: AppState,
+    scripted: Scripted,
     project: Arc<ProjectHandle>,
-    _data: tempfile::TempDir,
 }
 
 const HELLO: &str = "#! match: hello\nHello there. <boltArtifact id=\"a\" title=\"A\"><boltAction type=\"file\" filePath=\"a.txt\">one</boltAction></boltArtifact> Done.";
@@ -83,34 +79,11 @@ async fn setup(format: ActionFormat) -> Setup {
     .iter()
     .map(|(name, text)| crate::server::llm::mock::parse(name, text).unwrap())
     .collect();
-    let config = MockConfig {
-        transcripts,
-        chunk_size: 16,
-        chunk_delay: std::time::Duration::ZERO,
-        models: vec!["scripted".to_owned()],
-        api_key: None,
-        on_chunk: None,
-        context_limit: None,
-        models_answer: ModelsAnswer::default(),
-    };
-    let mock = MockServer::start(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
-        .await
-        .unwrap();
-    let base_url = mock.base_url();
-    let (state, data) = crate::server::state::for_tests(|config| {
-        config.llm.provider = "custom".to_owned();
-        config.llm.base_url = base_url;
-        config.llm.model = "scripted".to_owned();
-        config.llm.format = format;
-    });
-    let row = crate::server::state::project_for_tests(&state, "p").await;
-    let project = state.open_projects.open(&state, &row.id).await;
-    Setup {
-        mock,
-        state,
-        project,
-        _data: data,
-    }
+    let scripted = Scripted::start(transcripts, |config| config.llm.format = format).await;
+    let state = &scripted.state;
+    let row = crate::server::state::project_for_tests(state, "p").await;
+    let project = state.open_projects.open(state, &row.id).await;
+    Setup { scripted, project }
 }
 
 impl Setup {
@@ -119,14 +92,17 @@ impl Setup {
         let history = vec![ChatMessage::user(text)];
         let answer = new_answer(&self.project, history, text, false);
         let id = answer.message_id.clone();
-        let (project, llm) = (Arc::clone(&self.project), Arc::clone(&self.state.llm));
+        let (project, llm) = (
+            Arc::clone(&self.project),
+            Arc::clone(&self.scripted.state.llm),
+        );
         let sandbox = self.description(RuntimeKind::Sandbox);
         run_on(project, llm, sandbox, answer, cancel, path).await;
         id
     }
 
     fn description(&self, kind: RuntimeKind) -> RuntimeDescription {
-        RuntimeDescription::for_kind(&self.state.config, kind)
+        RuntimeDescription::for_kind(&self.scripted.state.config, kind)
     }
 
     fn status(&self, id: &str) -> MessageStatus {
@@ -137,7 +113,7 @@ impl Setup {
 
     /// The tool names each request to the model offered.
     async fn offered_tools(&self) -> Vec<Vec<String>> {
-        let url = format!("http://{}/mock/log", self.mock.addr);
+        let url = format!("http://{}/mock/log", self.scripted.mock.addr);
         let log: Vec<serde_json::Value> = reqwest::get(url).await.unwrap().json().await.unwrap();
         log.iter()
             .map(|entry| serde_json::from_value(entry["tools"].clone()).unwrap())
