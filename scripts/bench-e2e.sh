@@ -9,6 +9,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export LEPTOS_OUTPUT_NAME=rivet
 export PATH="$ROOT/node_modules/.bin:$PATH"
+# The benchmarks measure the whole browser a person runs (end2end/serve-env.ts).
+RIVET_SETUP_BROWSER=full bash scripts/setup.sh
 if [ "${RIVET_BENCH_NO_BUILD:-0}" != 1 ]; then
   cargo leptos build --release --split --precompress
 fi

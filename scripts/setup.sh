@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what Rivet needs to build, run and test, skipping what is already
 # there. Sourced by scripts/dev.sh and scripts/test.sh; run it alone to only set up.
-#   RIVET_SETUP_BROWSER=1  also install Chromium (for the end-to-end tests).
+#   RIVET_SETUP_BROWSER=1  also install Chromium's headless shell (the end-to-end
+#                          tests); =full Debian's whole Chromium too (the
+#                          browser benchmarks, scripts/bench-e2e.sh).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,7 +31,10 @@ need_deb bwrap bubblewrap
 need_deb slirp4netns slirp4netns
 # scripts/test.sh checks import cycles with scripts/modcycles.py.
 need_deb python3 python3
-if [ "${RIVET_SETUP_BROWSER:-0}" = 1 ]; then need_deb chromium chromium; fi
+case "${RIVET_SETUP_BROWSER:-0}" in
+  1) need_deb chromium-headless-shell chromium-headless-shell ;;
+  full) need_deb chromium-headless-shell chromium-headless-shell; need_deb chromium chromium ;;
+esac
 # Each project's database: Rivet runs PostgreSQL from the machine's own
 # installation (not on PATH in Debian's package). Debian's package would
 # also make and start a cluster of its own; Rivet needs none of it.

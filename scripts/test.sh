@@ -81,5 +81,5 @@ step "Rust tests"
 env "${clippy_env[@]}" RUST_TEST_THREADS="${RUST_TEST_THREADS:-6}" \
   cargo test "${profile[@]}" --no-default-features --features ssr
 
-step "Browser tests (Playwright on Debian's Chromium)"
+step "Browser tests (Playwright on Chromium's headless shell)"
 RIVET_E2E_BIN="$ROOT/target/ci/rivet" npx playwright test --config end2end/playwright.config.ts
