@@ -20,9 +20,21 @@ const root = path.resolve(__dirname, '..');
 // computes.
 const workers = Number(process.env.RIVET_E2E_WORKERS ?? 2);
 const basePort = Number(process.env.RIVET_E2E_PORT ?? 3190);
-// Made once: the workers inherit the runner's environment.
-const dataRoot = process.env.RIVET_E2E_DATA_ROOT ?? fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-'));
+// Made once: the workers inherit the runner's environment. The runner
+// removes it when it exits (the projects' installs make it hundreds of MB a
+// run); a directory given in RIVET_E2E_DATA_ROOT is kept.
+const given = process.env.RIVET_E2E_DATA_ROOT;
+const dataRoot = given ?? fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-'));
 process.env.RIVET_E2E_DATA_ROOT = dataRoot;
+if (given === undefined) {
+  process.on('exit', () => {
+    try {
+      fs.rmSync(dataRoot, { recursive: true, force: true });
+    } catch (e) {
+      console.error(`could not remove the suite's data directory ${dataRoot}: ${e}`);
+    }
+  });
+}
 // mkdtemp makes it 0700; the sandboxes' user must pass through it to reach
 // each slot's projects (Rivet opens the data directory itself, not its parent).
 fs.chmodSync(dataRoot, 0o755);
@@ -38,6 +50,8 @@ const slots = Array.from({ length: workers }, (_, index) => slot(index));
 const mine = slots[Number(process.env.TEST_PARALLEL_INDEX ?? 0)] ?? slots[0];
 // The tests queue provider faults here (see docs/mock-llm.md).
 process.env.RIVET_E2E_MOCK = `http://127.0.0.1:${mine.mockPort}`;
+// Where this slot's IDE keeps its projects (a test may plant files there).
+process.env.RIVET_E2E_DATA_DIR = mine.dataDir;
 // Tests that stop a server start one of their own on this port (own-server.ts).
 process.env.RIVET_E2E_OWN_PORT = String(mine.ownPort);
 // The IDE's access token; every test logs in with it (helpers.ts, `login`).

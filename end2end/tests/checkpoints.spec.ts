@@ -20,7 +20,7 @@ async function projects(page: Page, server: OwnServer): Promise<{ id: string; na
 // This test stops its server, so it runs one of its own.
 const server = new OwnServer(Number(process.env.RIVET_E2E_OWN_PORT));
 test.beforeAll(() => server.start());
-test.afterAll(() => server.kill());
+test.afterAll(() => server.dispose());
 
 test('restore to the first answer brings its version back to the preview, a fork keeps it, and both survive kill -9', async ({ page }) => {
   await openIde(page, server.url('/new'));

@@ -1,6 +1,5 @@
 import { expect, test } from './fixtures';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { git, gitServer } from './git-server';
 import { newProject, TOKEN } from './helpers';
@@ -9,7 +8,9 @@ import { newProject, TOKEN } from './helpers';
 // push, see how far apart the two are, and pull someone else's commit into
 // the project's files.
 test('the settings connect a git remote, push, show ahead and behind, and pull', async ({ page }) => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-git-'));
+  // Both under the test's output directory, which the next run empties.
+  const root = test.info().outputPath('git');
+  fs.mkdirSync(root, { recursive: true });
   const remote = await gitServer(root);
   const project = await newProject(page);
   const written = await page.request.put(`/api/v1/projects/${project}/files/index.html`, {
@@ -29,7 +30,8 @@ test('the settings connect a git remote, push, show ahead and behind, and pull',
   expect(git(path.join(root, 'app.git'), ['show', 'main:index.html'])).toBe('<h1>mine</h1>');
 
   // Someone else adds a file; Pull brings it into the project's files.
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-clone-'));
+  const work = test.info().outputPath('clone');
+  fs.mkdirSync(work, { recursive: true });
   git(work, ['clone', '-q', path.join(root, 'app.git'), 'clone']);
   const clone = path.join(work, 'clone');
   fs.writeFileSync(path.join(clone, 'README.md'), 'theirs\n');

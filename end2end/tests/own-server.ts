@@ -12,10 +12,16 @@ const root = path.resolve(__dirname, '..', '..');
  *  It talks to the suite's scripted provider and logs in with its token. */
 export class OwnServer {
   private child?: ChildProcess;
-  readonly dataDir: string;
+  private dir?: string;
 
-  constructor(readonly port: number) {
-    this.dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-own-'));
+  constructor(readonly port: number) {}
+
+  /** Its data directory, made when the server first starts (a spec file is
+   *  loaded by the runner and every worker, and only one of them starts it)
+   *  and kept across restarts until [`dispose`](#dispose). */
+  get dataDir(): string {
+    this.dir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'rivet-e2e-own-'));
+    return this.dir;
   }
 
   url(p: string): string {
@@ -50,6 +56,13 @@ export class OwnServer {
     }
     const out = fs.readFileSync(path.join(this.dataDir, 'serve.log'), 'utf8');
     throw new Error(`rivet serve on port ${this.port} did not start:\n${out}`);
+  }
+
+  /** Kills the server and removes its data directory. */
+  async dispose(): Promise<void> {
+    await this.kill();
+    if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+    this.dir = undefined;
   }
 
   /** Kills the server with SIGKILL: no shutdown of any kind. */
