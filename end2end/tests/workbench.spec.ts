@@ -1,5 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect, test, type Page } from './fixtures';
-import { actions, editorText, newProject, screenshot, send } from './helpers';
+import { TOKEN, actions, editorText, newProject, openIde, screenshot, send } from './helpers';
 
 const APP_READY = 180_000;
 
@@ -81,3 +83,20 @@ test('closing the page during a run and reopening it shows the run finished', as
   await expect(again.getByTestId('message-user')).toContainText('build a todo app');
 });
 
+
+test('a project larger than one listing says its file tree shows part of it', async ({ page }) => {
+  // Made through the API, so nothing has listed it yet.
+  const created = await page.request.post('/api/v1/projects', {
+    headers: { authorization: `Bearer ${TOKEN}` },
+    data: { name: 'many files' },
+  });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  const many = path.join(process.env.RIVET_E2E_DATA_DIR!, 'projects', id, 'workspace', 'many');
+  fs.mkdirSync(many, { recursive: true });
+  for (let i = 0; i < 10_050; i++) fs.writeFileSync(path.join(many, `${i}.txt`), 'x');
+  await openIde(page, `/p/${id}`);
+  await expect(page.getByTestId('files-cut')).toContainText('more files and folders than one listing holds');
+  // What one listing holds is there, in a folder too large to draw open.
+  await expect(page.getByTestId('file-tree').getByRole('button', { name: '▸ many' })).toBeVisible();
+});

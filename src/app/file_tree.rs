@@ -19,6 +19,10 @@ pub fn FileTree() -> impl IntoView {
         store.files.track();
         store.with(|s| build_tree(&s.files, &s.changed_by_last_answer))
     };
+    let cut = move || {
+        store.files.track();
+        store.with(|s| s.files_cut)
+    };
     let new_file = move |_| {
         let Some(path) = prompt("New file (path in the project):", "") else {
             return;
@@ -48,6 +52,12 @@ pub fn FileTree() -> impl IntoView {
                     "+"
                 </button>
             </div>
+            <Show when=cut>
+                <p class="empty-state" data-testid="files-cut" role="status">
+                    "Part of the project: it has more files and folders than one listing holds, \
+                     so some are not shown here."
+                </p>
+            </Show>
             <Show
                 when=move || !tree().is_empty()
                 fallback=|| view! { <p class="empty-state">"No files yet."</p> }
@@ -82,7 +92,7 @@ pub(crate) fn alert(message: &str) {
 mod tests {
     use std::collections::BTreeSet;
 
-    use super::node::{Node, build_tree};
+    use super::node::{Node, OPEN_AT_MOST, build_tree};
 
     fn render(nodes: &[Node], depth: usize, out: &mut Vec<String>) {
         for node in nodes {
@@ -133,5 +143,19 @@ mod tests {
     #[test]
     fn an_empty_project_has_no_nodes() {
         check(&[], &[], &[]);
+    }
+
+    #[test]
+    fn a_folder_starts_open_unless_it_holds_more_than_can_be_drawn_at_once() {
+        let mut files: BTreeSet<String> = (0..=OPEN_AT_MOST)
+            .map(|i| format!("many/{i}.txt"))
+            .collect();
+        files.extend((0..OPEN_AT_MOST).map(|i| format!("some/{i}.txt")));
+        let tree = build_tree(&files, &BTreeSet::new());
+        let open: Vec<(&str, bool)> = tree
+            .iter()
+            .map(|node| (node.name.as_str(), node.starts_open()))
+            .collect();
+        assert_eq!(open, [("many", false), ("some", true)]);
     }
 }

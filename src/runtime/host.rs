@@ -208,6 +208,10 @@ pub enum RuntimeError {
         path: String,
         message: String,
     },
+    /// A listing larger than the runtime gives whole
+    /// ([`Runtime::list_tree_whole`]); `limit` says how large that is.
+    #[error("list {path}: more than one listing holds ({limit})")]
+    TooLarge { path: String, limit: String },
     #[error("invalid command: {0}")]
     InvalidCommand(String),
     /// The runtime cannot run anything (not installed, closed, shutting down).

@@ -59,7 +59,7 @@ pub fn project_code(error: &ProjectError) -> ErrorCode {
 pub fn runtime_code(error: &RuntimeError) -> ErrorCode {
     match error {
         RuntimeError::NotFound { .. } => ErrorCode::NotFound,
-        RuntimeError::InvalidPath { .. } => ErrorCode::Invalid,
+        RuntimeError::InvalidPath { .. } | RuntimeError::TooLarge { .. } => ErrorCode::Invalid,
         RuntimeError::Unavailable(_) => ErrorCode::Unavailable,
         RuntimeError::Io { .. } | RuntimeError::InvalidCommand(_) => ErrorCode::Internal,
     }

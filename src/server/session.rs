@@ -42,7 +42,7 @@ pub use hub::Session;
 pub use project::ProjectHandle;
 
 use crate::runtime::attachment::ImageRef;
-use crate::runtime::host::EntryKind;
+use crate::runtime::host::{DirEntry, EntryKind, Runtime, RuntimeError};
 use crate::runtime::project::ProjectId;
 use crate::runtime::session::SessionState;
 use crate::runtime::tree::is_inside_skipped_dir;
@@ -131,12 +131,13 @@ impl OpenProjects {
         };
         let mut initial = restored.state;
         // The files on disk are the truth, whatever the events said.
-        if let Ok(entries) = runtime.list_tree("").await {
+        if let Some((entries, cut)) = file_list(runtime.as_ref(), id).await {
             initial.files = entries
                 .into_iter()
                 .filter(|e| e.kind == EntryKind::File && !is_inside_skipped_dir(&e.path))
                 .map(|e| e.path)
                 .collect();
+            initial.files_cut = cut;
         }
         let images = state.projects.images(id);
         let load = |refs: &[ImageRef]| images::load_parts(&images, refs);
@@ -199,6 +200,24 @@ impl OpenProjects {
             // What was published is on disk before the process ends.
             handle.session.flush().await;
         }
+    }
+}
+
+/// The project's files and folders, and whether there are more than one
+/// listing holds (then the largest listing the runtime gives); `None` when
+/// the runtime cannot list them.
+async fn file_list(runtime: &dyn Runtime, id: &ProjectId) -> Option<(Vec<DirEntry>, bool)> {
+    match runtime.list_tree_whole("").await {
+        Ok(entries) => Some((entries, false)),
+        Err(e @ RuntimeError::TooLarge { .. }) => {
+            tracing::warn!(project = %id.as_str(), "the file tree shows part of the project: {e}");
+            runtime
+                .list_tree("")
+                .await
+                .ok()
+                .map(|entries| (entries, true))
+        }
+        Err(_) => None,
     }
 }
 

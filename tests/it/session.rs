@@ -67,6 +67,33 @@ fn answered(state: &SessionState) -> bool {
     state.messages.len() >= 2 && state.messages.last().is_some_and(|m| m.status.is_final())
 }
 
+/// A project larger than one listing opens with its file tree marked as
+/// showing part of it, where the tree once showed the first 10,000 entries
+/// and only the IDE's log said the rest were missing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_project_larger_than_a_listing_opens_with_its_file_tree_marked_as_part() {
+    const FILES: usize = 10_050;
+    let mock = Mock::start(&[]);
+    let ide = Ide::start(&mock).await;
+    let small = ide.new_project().await;
+    let project = ide.new_project().await;
+    let many = ide.project_dir(&project).join("workspace/many");
+    std::fs::create_dir_all(&many).unwrap();
+    for i in 0..FILES {
+        std::fs::write(many.join(format!("{i}.txt")), "x").unwrap();
+    }
+    let workspace = ide.project_dir(&small).join("workspace");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("a.txt"), "x").unwrap();
+    for (project, cut) in [(&project, true), (&small, false)] {
+        let mut feed = ide.feed(project).await;
+        feed.until("the file list", |s| !s.files.is_empty()).await;
+        let listed = feed.state.files.len();
+        assert_eq!(feed.state.files_cut, cut, "{listed} files listed");
+        assert!(listed < FILES, "{listed}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_todo_app_is_built_served_and_edited() {
     let mock = Mock::start(&["--chunk-size", "64"]);

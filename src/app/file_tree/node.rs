@@ -19,6 +19,20 @@ pub struct Node {
     pub changed: bool,
 }
 
+/// A folder holding more entries than this starts closed: drawing
+/// thousands of rows at once would hold up the page.
+pub const OPEN_AT_MOST: usize = 200;
+
+impl Node {
+    /// Whether the folder is open when the tree is drawn: every folder is,
+    /// unless it holds more than [`OPEN_AT_MOST`] entries.
+    pub fn starts_open(&self) -> bool {
+        self.children
+            .as_ref()
+            .is_some_and(|children| children.len() <= OPEN_AT_MOST)
+    }
+}
+
 /// Folders first, then files, each sorted by name.
 pub fn build_tree(files: &BTreeSet<String>, changed: &BTreeSet<String>) -> Vec<Node> {
     #[derive(Default)]
@@ -76,7 +90,7 @@ pub fn build_tree(files: &BTreeSet<String>, changed: &BTreeSet<String>) -> Vec<N
 pub fn TreeNode(node: Node, depth: usize) -> impl IntoView {
     let workbench = expect_context::<Workbench>();
     let project = expect_context::<CurrentProject>().0;
-    let open = RwSignal::new(true);
+    let open = RwSignal::new(node.starts_open());
     let indent = format!("padding-left:{}px", 8 + depth * 12);
     let path = node.path.clone();
     let rename = {

@@ -170,8 +170,13 @@ pub struct ActionEntry {
 pub struct SessionState {
     pub messages: Vec<Message>,
     pub artifacts: Vec<Artifact>,
-    /// Every file in the project.
+    /// Every file in the project, or (`files_cut`) those of the largest
+    /// listing the runtime gives.
     pub files: BTreeSet<String>,
+    /// The project has more files and folders than one listing holds, so
+    /// `files` (and the file tree) shows only some of them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub files_cut: bool,
     /// Files the latest answer wrote.
     pub changed_by_last_answer: BTreeSet<String>,
     /// The end of the "Rivet" terminal's output.

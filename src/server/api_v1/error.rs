@@ -146,6 +146,7 @@ impl From<RuntimeError> for V1Error {
             RuntimeError::NotFound { .. } => "file_not_found",
             RuntimeError::InvalidPath { .. } => "invalid_path",
             RuntimeError::Unavailable(_) => "runtime_unavailable",
+            RuntimeError::TooLarge { .. } => "listing_too_large",
             RuntimeError::Io { .. } | RuntimeError::InvalidCommand(_) => "runtime",
         };
         V1Error::of(errors::runtime_code(&error), code, error.to_string())

@@ -322,12 +322,11 @@ impl Runtime for ProjectRuntime {
     async fn list_tree_whole(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
         match self.listing(path, true).await? {
             (entries, false) => Ok(entries),
-            (_, true) => Err(RuntimeError::Io {
-                op: "list".to_owned(),
+            (_, true) => Err(RuntimeError::TooLarge {
                 path: if path.is_empty() { "the project" } else { path }.to_owned(),
-                message: format!(
-                    "more than one listing holds ({} files and folders or {} KiB of \
-                     names, outside node_modules and the other skipped folders)",
+                limit: format!(
+                    "{} files and folders or {} KiB of names, outside node_modules \
+                     and the other skipped folders",
                     super::fsops::MAX_ENTRIES,
                     super::fsops::MAX_LISTING_BYTES / 1024
                 ),
