@@ -100,3 +100,21 @@ test('a project larger than one listing says its file tree shows part of it', as
   // What one listing holds is there, in a folder too large to draw open.
   await expect(page.getByTestId('file-tree').getByRole('button', { name: '▸ many' })).toBeVisible();
 });
+
+test('a folder closed in the tree stays closed when files change', async ({ page }) => {
+  const id = await newProject(page);
+  const put = (file: string) =>
+    page.request.put(`/api/v1/projects/${id}/files/${file}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      data: 'x',
+    });
+  expect((await put('src/a.txt')).status()).toBe(204);
+  const inside = page.locator('[data-testid="file-entry"][data-path="src/a.txt"]');
+  await expect(inside).toBeVisible();
+  await page.getByTestId('file-tree').getByRole('button', { name: '▾ src' }).click();
+  await expect(inside).toBeHidden();
+  // A new file draws the tree again; the folder stays as the person left it.
+  expect((await put('b.txt')).status()).toBe(204);
+  await expect(page.locator('[data-testid="file-entry"][data-path="b.txt"]')).toBeVisible();
+  await expect(inside).toBeHidden();
+});

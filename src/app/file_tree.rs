@@ -15,6 +15,7 @@ use crate::app::api::ProjectPath;
 pub fn FileTree() -> impl IntoView {
     let store = expect_context::<SessionStore>();
     let project = expect_context::<CurrentProject>().0;
+    provide_context(node::Toggled(RwSignal::new(Default::default())));
     let tree = move || {
         store.files.track();
         store.with(|s| build_tree(&s.files, &s.changed_by_last_answer))

@@ -33,6 +33,12 @@ impl Node {
     }
 }
 
+/// The folders the person opened or closed against how they start
+/// ([`Node::starts_open`]), by path. The tree keeps it, so a folder stays as
+/// the person left it when files change and the tree is drawn again.
+#[derive(Clone, Copy)]
+pub struct Toggled(pub RwSignal<BTreeSet<String>>);
+
 /// Folders first, then files, each sorted by name.
 pub fn build_tree(files: &BTreeSet<String>, changed: &BTreeSet<String>) -> Vec<Node> {
     #[derive(Default)]
@@ -90,7 +96,18 @@ pub fn build_tree(files: &BTreeSet<String>, changed: &BTreeSet<String>) -> Vec<N
 pub fn TreeNode(node: Node, depth: usize) -> impl IntoView {
     let workbench = expect_context::<Workbench>();
     let project = expect_context::<CurrentProject>().0;
-    let open = RwSignal::new(node.starts_open());
+    let toggled = expect_context::<Toggled>().0;
+    let starts_open = node.starts_open();
+    let folder = node.path.clone();
+    let open = Memo::new(move |_| starts_open != toggled.with(|t| t.contains(&folder)));
+    let folder = node.path.clone();
+    let toggle = move |_| {
+        toggled.update(|t| {
+            if !t.remove(&folder) {
+                t.insert(folder.clone());
+            }
+        })
+    };
     let indent = format!("padding-left:{}px", 8 + depth * 12);
     let path = node.path.clone();
     let rename = {
@@ -144,7 +161,7 @@ pub fn TreeNode(node: Node, depth: usize) -> impl IntoView {
         Some(children) => view! {
             <li class="tree-folder">
                 <div class="tree-row" style=indent.clone() class:changed=node.changed>
-                    <button class="tree-entry" on:click=move |_| open.update(|o| *o = !*o)>
+                    <button class="tree-entry" on:click=toggle>
                         <span class="tree-caret">{move || if open.get() { "▾" } else { "▸" }}</span>
                         {node.name.clone()}
                     </button>
