@@ -252,7 +252,7 @@ pub async fn continue_answer(
     message_id: &str,
 ) -> Result<(), ApiError> {
     let handle = open_project(state, project).await?;
-    conversation::continue_answer(state, &handle, message_id)
+    conversation::continue_answer(state, &handle, message_id).await
 }
 
 pub async fn retry(

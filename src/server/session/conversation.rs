@@ -304,7 +304,7 @@ pub async fn send(
     let chat = options.chat.unwrap_or_default();
     super::chats::require(handle, &chat)?;
     super::budget::check(handle, state.llm.default_budget())?;
-    let cancel = claim(handle)?;
+    let cancel = claim(handle).await?;
     // Only once the message is taken: a refused one changes nothing.
     switch_chat(handle, &chat);
     if let Some(mode) = options.mode {
@@ -326,13 +326,13 @@ pub async fn send(
 }
 
 /// Continues the interrupted answer `message_id` where it stopped.
-pub fn continue_answer(
+pub async fn continue_answer(
     state: &AppState,
     handle: &Arc<ProjectHandle>,
     message_id: &str,
 ) -> Result<(), ApiError> {
     super::budget::check(handle, state.llm.default_budget())?;
-    let cancel = claim(handle)?;
+    let cancel = claim(handle).await?;
     let unfinished = handle.conversation().take_unfinished_of(message_id);
     let Some(unfinished) = unfinished else {
         release(handle);
@@ -363,7 +363,7 @@ pub async fn retry(
         return Err(ApiError::NotRetryable(message_id.to_owned()));
     };
     super::budget::check(handle, state.llm.default_budget())?;
-    let cancel = claim(handle)?;
+    let cancel = claim(handle).await?;
     switch_chat(handle, &super::chats::chat_of(handle, message_id));
     super::checkpoints::before_message(handle).await;
     drop_unfinished(handle);
@@ -416,11 +416,32 @@ fn in_plan_mode(state: &AppState, handle: &ProjectHandle) -> bool {
     agent::mode(handle, &state.config.agent) == Mode::Plan
 }
 
-/// Claims the slot for a new answer, with a token of its own.
-fn claim(handle: &ProjectHandle) -> Result<CancellationToken, ApiError> {
+/// How long a new message waits for an answer that has ended to free the
+/// slot: its task frees it just after publishing the end, so a tab (or
+/// `rivet chat`) that acts on the end at once would otherwise be told an
+/// answer is still streaming.
+const ENDING: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Claims the slot for a new answer, with a token of its own. Busy while an
+/// answer streams; an answer that has ended is waited for, up to [`ENDING`].
+async fn claim(handle: &ProjectHandle) -> Result<CancellationToken, ApiError> {
     let cancel = CancellationToken::new();
-    claim_with(handle, &cancel)?;
-    Ok(cancel)
+    let deadline = tokio::time::Instant::now() + ENDING;
+    loop {
+        match claim_with(handle, &cancel) {
+            Ok(()) => return Ok(cancel),
+            Err(busy) if tokio::time::Instant::now() >= deadline || streams(handle) => {
+                return Err(busy);
+            }
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(5)).await,
+        }
+    }
+}
+
+/// Whether an answer of the project is still arriving.
+fn streams(handle: &ProjectHandle) -> bool {
+    let streaming = |m: &Message| m.status == MessageStatus::Streaming;
+    handle.session.read(|s| s.messages.iter().any(streaming))
 }
 
 fn claim_with(handle: &ProjectHandle, cancel: &CancellationToken) -> Result<(), ApiError> {

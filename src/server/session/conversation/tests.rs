@@ -14,14 +14,37 @@ async fn project() -> (AppState, Arc<ProjectHandle>, tempfile::TempDir) {
 #[tokio::test]
 async fn a_second_claim_while_one_holds_the_slot_is_busy() {
     let (_state, handle, _data) = project().await;
-    let first = claim(&handle).unwrap();
+    let first = claim(&handle).await.unwrap();
     assert!(is_busy(&handle));
-    assert!(matches!(claim(&handle), Err(ApiError::Busy)));
+    assert!(matches!(claim(&handle).await, Err(ApiError::Busy)));
     handle.conversation().streaming().cancel();
     assert!(first.is_cancelled(), "cancel reaches the holder's token");
     release(&handle);
     assert!(!is_busy(&handle));
-    claim(&handle).unwrap();
+    claim(&handle).await.unwrap();
+}
+
+/// An answer's end is published just before its task frees the slot: a
+/// message sent on seeing the end waits for that instead of being refused
+/// as busy (`it` `session::a_rejected_key_fails_the_answer_with_a_clear_message`,
+/// whose retry follows the failure at once, once failed so).
+#[tokio::test]
+async fn a_claim_right_after_an_answer_ended_waits_for_the_slot_and_one_while_it_streams_is_busy() {
+    let (_state, handle, _data) = project().await;
+    pretend_streaming(&handle, true);
+    let ending = Arc::clone(&handle);
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        release(&ending);
+    });
+    claim(&handle).await.unwrap();
+    release(&handle);
+
+    pretend_streaming(&handle, true);
+    handle.publish(SessionEvent::MessageAdded {
+        message: Message::assistant("m2"),
+    });
+    assert!(matches!(claim(&handle).await, Err(ApiError::Busy)));
 }
 
 #[tokio::test]
@@ -44,7 +67,7 @@ async fn send_while_an_answer_streams_is_busy_and_records_nothing() {
 #[tokio::test]
 async fn continue_of_a_message_that_was_not_interrupted_is_refused_and_frees_the_slot() {
     let (state, handle, _data) = project().await;
-    let refused = continue_answer(&state, &handle, "m2");
+    let refused = continue_answer(&state, &handle, "m2").await;
     assert!(matches!(refused, Err(ApiError::NotContinuable(id)) if id == "m2"));
     assert!(!is_busy(&handle));
 }
