@@ -26,10 +26,12 @@ test('the projects page lists projects, the latest changed first, and opens one'
   // Times are kept to the second; a second later, a message makes `older`
   // the latest changed.
   await page.waitForTimeout(1_100);
-  await page.request.post(`/api/v1/projects/${older}/messages`, {
+  const sent = await page.request.post(`/api/v1/projects/${older}/messages`, {
     headers: { authorization: `Bearer ${TOKEN}` },
     data: { text: 'show me a snippet sample' },
   });
+  // Acknowledged means stored: the list read next sees the change.
+  expect(sent.ok()).toBe(true);
   await openIde(page, '/');
   const list = page.getByTestId('project-list');
   await expect(list).toBeVisible();

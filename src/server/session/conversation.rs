@@ -322,6 +322,9 @@ pub async fn send(
         assistant_message_id: answer.message_id.clone(),
     };
     spawn(state, handle, answer, cancel);
+    // A message is acknowledged once it is stored: a listing read next, or a
+    // restart, sees it.
+    handle.session.flush().await;
     Ok(sent)
 }
 

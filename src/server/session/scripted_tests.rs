@@ -8,6 +8,7 @@
 
 mod fix;
 mod slips;
+mod stored;
 mod tool_calls;
 
 use std::collections::BTreeSet;
@@ -95,7 +96,8 @@ impl Scripted {
         for (command, script) in scripts {
             runtime.script(*command, script.clone());
         }
-        let session = Arc::new(Session::new(id.clone(), Default::default()));
+        let store = self.state.store.clone();
+        let session = Arc::new(Session::stored(id.clone(), Default::default(), 0, store));
         let handle = ProjectHandle::new(
             id.clone(),
             session,
