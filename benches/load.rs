@@ -132,6 +132,33 @@ fn proc_kib(path: &str, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The CPU time (user and system) process `pid` ("self" for this one) has
+/// used, from `/proc/<pid>/stat`.
+fn cpu_time(pid: &str) -> Duration {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    let ticks = *TICKS.get_or_init(|| {
+        let out = std::process::Command::new("getconf")
+            .arg("CLK_TCK")
+            .output();
+        out.ok()
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(100.0)
+    });
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command's name, from the third (state) on:
+    // utime and stime are the 14th and 15th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    Duration::from_secs_f64((field(11) + field(12)) / ticks)
+}
+
 fn rss_kib(pid: u32) -> u64 {
     proc_kib(&format!("/proc/{pid}/status"), "VmRSS:")
 }
@@ -502,6 +529,10 @@ struct StreamFigures {
     rss_before: u64,
     rss_subscribed: u64,
     rss_peak: u64,
+    /// CPU time from the messages' sending to the last answer's end: the
+    /// server's, and this process's (the provider and the subscribers).
+    server_cpu: Duration,
+    bench_cpu: Duration,
     sandboxes: Processes,
     unwatched: usize,
     /// Sandboxes started from the server's start to the streams' end.
@@ -615,6 +646,7 @@ async fn streams(count: usize, tokens: usize, pace: Duration) -> StreamFigures {
     };
 
     let started = Instant::now();
+    let cpu_before = (cpu_time(&pid.to_string()), cpu_time("self"));
     let sent = in_parallel(projects.len(), 64, |i| {
         let ide = ide.clone();
         let project = projects[i].clone();
@@ -634,6 +666,8 @@ async fn streams(count: usize, tokens: usize, pace: Duration) -> StreamFigures {
         followed.push(follower.await.unwrap());
     }
     let wall = started.elapsed();
+    let server_cpu = cpu_time(&pid.to_string()).saturating_sub(cpu_before.0);
+    let bench_cpu = cpu_time("self").saturating_sub(cpu_before.1);
     done.store(true, Ordering::Relaxed);
     let (rss_peak, mut pages, page_errors) = sampler.await.unwrap();
     pages.sort();
@@ -721,6 +755,8 @@ async fn streams(count: usize, tokens: usize, pace: Duration) -> StreamFigures {
         rss_before,
         rss_subscribed,
         rss_peak,
+        server_cpu,
+        bench_cpu,
         sandboxes,
         unwatched: ide.unwatched.load(Ordering::Relaxed),
         sandboxes_started: ide.started.load(Ordering::Relaxed),
@@ -769,6 +805,19 @@ fn print_streams(all: &[StreamFigures], tokens: usize, pace: Duration) {
     });
     row("setup (projects, sandboxes, subscribers)", &|f| {
         format!("{:.1} s", f.setup.as_secs_f64())
+    });
+    let per_token = |cpu: Duration, f: &StreamFigures| {
+        format!(
+            "{:.1} s ({:.0} µs a token)",
+            cpu.as_secs_f64(),
+            cpu.as_secs_f64() * 1e6 / f.tokens.max(1) as f64
+        )
+    };
+    row("server CPU, send → last answer ended", &|f| {
+        per_token(f.server_cpu, f)
+    });
+    row("bench's provider and subscribers' CPU, same", &|f| {
+        per_token(f.bench_cpu, f)
     });
     row("server RSS, started", &|f| mib(f.rss_idle));
     row("server RSS, projects and sandboxes open", &|f| {
