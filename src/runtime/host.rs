@@ -269,6 +269,15 @@ pub trait Runtime: MaybeSendSync {
     async fn list_tree_whole(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
         self.list_tree(path).await
     }
+    /// Like [`Runtime::list_tree`], and whether the runtime cut the listing
+    /// short: one walk for a caller that shows what there is and says when
+    /// it is part of the project.
+    async fn list_tree_noting_cut(
+        &self,
+        path: &str,
+    ) -> Result<(Vec<DirEntry>, bool), RuntimeError> {
+        Ok((self.list_tree(path).await?, false))
+    }
     /// Changes to the project's files from now on, whoever made them (the
     /// actions, the editor, or a process in the runtime). A runtime may
     /// leave out changes inside skipped folders (`node_modules`, …).

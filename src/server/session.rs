@@ -42,7 +42,7 @@ pub use hub::Session;
 pub use project::ProjectHandle;
 
 use crate::runtime::attachment::ImageRef;
-use crate::runtime::host::{DirEntry, EntryKind, Runtime, RuntimeError};
+use crate::runtime::host::{DirEntry, EntryKind, Runtime};
 use crate::runtime::project::ProjectId;
 use crate::runtime::session::SessionState;
 use crate::runtime::tree::is_inside_skipped_dir;
@@ -207,18 +207,15 @@ impl OpenProjects {
 /// listing holds (then the largest listing the runtime gives); `None` when
 /// the runtime cannot list them.
 async fn file_list(runtime: &dyn Runtime, id: &ProjectId) -> Option<(Vec<DirEntry>, bool)> {
-    match runtime.list_tree_whole("").await {
-        Ok(entries) => Some((entries, false)),
-        Err(e @ RuntimeError::TooLarge { .. }) => {
-            tracing::warn!(project = %id.as_str(), "the file tree shows part of the project: {e}");
-            runtime
-                .list_tree("")
-                .await
-                .ok()
-                .map(|entries| (entries, true))
-        }
-        Err(_) => None,
+    let (entries, cut) = runtime.list_tree_noting_cut("").await.ok()?;
+    if cut {
+        tracing::warn!(
+            project = %id.as_str(),
+            shown = entries.len(),
+            "the file tree shows part of the project: its listing was cut short"
+        );
     }
+    Some((entries, cut))
 }
 
 #[cfg(test)]

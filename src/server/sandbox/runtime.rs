@@ -334,6 +334,13 @@ impl Runtime for ProjectRuntime {
         }
     }
 
+    async fn list_tree_noting_cut(
+        &self,
+        path: &str,
+    ) -> Result<(Vec<DirEntry>, bool), RuntimeError> {
+        self.listing(path, true).await
+    }
+
     fn fs_events(&self) -> EventStream<FsEvent> {
         let events = BroadcastStream::new(self.entry.events.files.subscribe());
         Box::pin(events.filter_map(|event| async move { event.ok() }))

@@ -68,6 +68,12 @@ impl Runtime for RecordingRuntime {
     async fn list_tree_whole(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
         self.inner.list_tree_whole(path).await
     }
+    async fn list_tree_noting_cut(
+        &self,
+        path: &str,
+    ) -> Result<(Vec<DirEntry>, bool), RuntimeError> {
+        self.inner.list_tree_noting_cut(path).await
+    }
     fn fs_events(&self) -> EventStream<FsEvent> {
         self.inner.fs_events()
     }
