@@ -118,3 +118,24 @@ test('a folder closed in the tree stays closed when files change', async ({ page
   await expect(page.locator('[data-testid="file-entry"][data-path="b.txt"]')).toBeVisible();
   await expect(inside).toBeHidden();
 });
+
+test('a saved file leaves the file tree as it is drawn', async ({ page }) => {
+  const id = await newProject(page);
+  const put = (file: string, text: string) =>
+    page.request.put(`/api/v1/projects/${id}/files/${file}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      data: text,
+    });
+  expect((await put('a.txt', 'first')).status()).toBe(204);
+  expect((await put('src/b.txt', 'b')).status()).toBe(204);
+  const row = page.locator('[data-testid="file-entry"][data-path="src/b.txt"]');
+  await expect(row).toBeVisible();
+  await page.locator('[data-testid="file-entry"][data-path="a.txt"]').click();
+  await expect.poll(() => editorText(page, 'a.txt')).toBe('first');
+  // Mark the row's element: a tree drawn again would replace it.
+  await row.evaluate((el) => ((el as any).keptFromBefore = true));
+  expect((await put('a.txt', 'second')).status()).toBe(204);
+  // The open tab reloads once the change has arrived.
+  await expect.poll(() => editorText(page, 'a.txt')).toBe('second');
+  expect(await row.evaluate((el) => (el as any).keptFromBefore === true)).toBe(true);
+});

@@ -16,14 +16,16 @@ pub fn FileTree() -> impl IntoView {
     let store = expect_context::<SessionStore>();
     let project = expect_context::<CurrentProject>().0;
     provide_context(node::Toggled(RwSignal::new(Default::default())));
-    let tree = move || {
+    // Memos: a change that leaves the tree as it was (a file's content
+    // saved, a snapshot after a reconnect) draws nothing again.
+    let tree = Memo::new(move |_| {
         store.files.track();
         store.with(|s| build_tree(&s.files, &s.changed_by_last_answer))
-    };
-    let cut = move || {
+    });
+    let cut = Memo::new(move |_| {
         store.files.track();
         store.with(|s| s.files_cut)
-    };
+    });
     let new_file = move |_| {
         let Some(path) = prompt("New file (path in the project):", "") else {
             return;
@@ -53,18 +55,18 @@ pub fn FileTree() -> impl IntoView {
                     "+"
                 </button>
             </div>
-            <Show when=cut>
+            <Show when=move || cut.get()>
                 <p class="empty-state" data-testid="files-cut" role="status">
                     "Part of the project: it has more files and folders than one listing holds, \
                      so some are not shown here."
                 </p>
             </Show>
             <Show
-                when=move || !tree().is_empty()
+                when=move || tree.with(|t| !t.is_empty())
                 fallback=|| view! { <p class="empty-state">"No files yet."</p> }
             >
                 <ul class="tree-root">
-                    {move || tree().into_iter().map(|node| view! { <node::TreeNode node depth=0 /> }).collect_view()}
+                    {move || tree.get().into_iter().map(|node| view! { <node::TreeNode node depth=0 /> }).collect_view()}
                 </ul>
             </Show>
         </nav>
