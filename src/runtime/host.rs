@@ -196,6 +196,30 @@ pub struct DirEntry {
     pub modified: Option<u64>,
 }
 
+/// A listing of a whole tree ([`Runtime::list_tree_noting_cut`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeListing {
+    pub entries: Vec<DirEntry>,
+    /// Set when the runtime cut the listing short: how large a listing it
+    /// gives, in words.
+    pub cut: Option<String>,
+}
+
+impl TreeListing {
+    /// Every entry, or, when the listing was cut short, an error that names
+    /// the limit: for a caller that must have every file (a WebContainer
+    /// booted from the server's copy). `path` is what was listed.
+    pub fn whole(self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
+        match self.cut {
+            None => Ok(self.entries),
+            Some(limit) => Err(RuntimeError::TooLarge {
+                path: if path.is_empty() { "the project" } else { path }.to_owned(),
+                limit,
+            }),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 pub enum RuntimeError {
     #[error("invalid path {path:?}: {reason}")]
@@ -209,7 +233,7 @@ pub enum RuntimeError {
         message: String,
     },
     /// A listing larger than the runtime gives whole
-    /// ([`Runtime::list_tree_whole`]); `limit` says how large that is.
+    /// ([`TreeListing::whole`]); `limit` says how large that is.
     #[error("list {path}: more than one listing holds ({limit})")]
     TooLarge { path: String, limit: String },
     #[error("invalid command: {0}")]
@@ -262,21 +286,16 @@ pub trait Runtime: MaybeSendSync {
     /// build output…) are listed but not entered. A runtime may cut a very
     /// large listing short.
     async fn list_tree(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError>;
-    /// Like [`Runtime::list_tree`], but a listing the runtime would cut
-    /// short is an error that names its limit: for a caller that must have
-    /// every file (a WebContainer booted from the server's copy). A runtime
-    /// that never cuts a listing short lists as `list_tree` does.
-    async fn list_tree_whole(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
-        self.list_tree(path).await
-    }
-    /// Like [`Runtime::list_tree`], and whether the runtime cut the listing
-    /// short: one walk for a caller that shows what there is and says when
-    /// it is part of the project.
-    async fn list_tree_noting_cut(
-        &self,
-        path: &str,
-    ) -> Result<(Vec<DirEntry>, bool), RuntimeError> {
-        Ok((self.list_tree(path).await?, false))
+    /// Like [`Runtime::list_tree`], saying whether the runtime cut the
+    /// listing short, in one walk: for a caller that shows what there is
+    /// and says when it is part of the project, or one that must have every
+    /// file ([`TreeListing::whole`]). A runtime that never cuts a listing
+    /// short lists as `list_tree` does.
+    async fn list_tree_noting_cut(&self, path: &str) -> Result<TreeListing, RuntimeError> {
+        Ok(TreeListing {
+            entries: self.list_tree(path).await?,
+            cut: None,
+        })
     }
     /// Changes to the project's files from now on, whoever made them (the
     /// actions, the editor, or a process in the runtime). A runtime may
@@ -331,5 +350,33 @@ mod tests {
         ] {
             assert!(!failed.success(), "{failed:?}");
         }
+    }
+
+    #[test]
+    fn a_listing_cut_short_is_whole_only_as_an_error_naming_its_limit() {
+        let entry = DirEntry {
+            path: "a.txt".to_owned(),
+            kind: EntryKind::File,
+            size: 1,
+            modified: None,
+        };
+        let complete = TreeListing {
+            entries: vec![entry.clone()],
+            cut: None,
+        };
+        assert_eq!(complete.whole(""), Ok(vec![entry.clone()]));
+        let cut = |limit: &str| TreeListing {
+            entries: vec![entry.clone()],
+            cut: Some(limit.to_owned()),
+        };
+        let error = cut("10 files").whole("").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "list the project: more than one listing holds (10 files)"
+        );
+        assert!(matches!(
+            cut("10 files").whole("src"),
+            Err(RuntimeError::TooLarge { path, .. }) if path == "src"
+        ));
     }
 }

@@ -42,7 +42,7 @@ pub use hub::Session;
 pub use project::ProjectHandle;
 
 use crate::runtime::attachment::ImageRef;
-use crate::runtime::host::{DirEntry, EntryKind, Runtime};
+use crate::runtime::host::{DirEntry, EntryKind, Runtime, TreeListing};
 use crate::runtime::project::ProjectId;
 use crate::runtime::session::SessionState;
 use crate::runtime::tree::is_inside_skipped_dir;
@@ -207,7 +207,8 @@ impl OpenProjects {
 /// listing holds (then the largest listing the runtime gives); `None` when
 /// the runtime cannot list them.
 async fn file_list(runtime: &dyn Runtime, id: &ProjectId) -> Option<(Vec<DirEntry>, bool)> {
-    let (entries, cut) = runtime.list_tree_noting_cut("").await.ok()?;
+    let TreeListing { entries, cut } = runtime.list_tree_noting_cut("").await.ok()?;
+    let cut = cut.is_some();
     if cut {
         tracing::warn!(
             project = %id.as_str(),

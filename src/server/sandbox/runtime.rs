@@ -15,7 +15,7 @@ use super::wire::{Op, Reply};
 use super::{ProjectVars, SandboxManager};
 use crate::runtime::host::{
     CommandKind, CommandSpec, DirEntry, EventStream, FsEvent, PortEvent, Process, PtySize, Runtime,
-    RuntimeError, checked_path,
+    RuntimeError, TreeListing, checked_path,
 };
 use crate::runtime::mask::Masker;
 use crate::runtime::project::ProjectId;
@@ -319,26 +319,17 @@ impl Runtime for ProjectRuntime {
         self.list_entries(path, true).await
     }
 
-    async fn list_tree_whole(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
-        match self.listing(path, true).await? {
-            (entries, false) => Ok(entries),
-            (_, true) => Err(RuntimeError::TooLarge {
-                path: if path.is_empty() { "the project" } else { path }.to_owned(),
-                limit: format!(
-                    "{} files and folders or {} KiB of names, outside node_modules \
-                     and the other skipped folders",
-                    super::fsops::MAX_ENTRIES,
-                    super::fsops::MAX_LISTING_BYTES / 1024
-                ),
-            }),
-        }
-    }
-
-    async fn list_tree_noting_cut(
-        &self,
-        path: &str,
-    ) -> Result<(Vec<DirEntry>, bool), RuntimeError> {
-        self.listing(path, true).await
+    async fn list_tree_noting_cut(&self, path: &str) -> Result<TreeListing, RuntimeError> {
+        let (entries, cut) = self.listing(path, true).await?;
+        let cut = cut.then(|| {
+            format!(
+                "{} files and folders or {} KiB of names, outside node_modules \
+                 and the other skipped folders",
+                super::fsops::MAX_ENTRIES,
+                super::fsops::MAX_LISTING_BYTES / 1024
+            )
+        });
+        Ok(TreeListing { entries, cut })
     }
 
     fn fs_events(&self) -> EventStream<FsEvent> {

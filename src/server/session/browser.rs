@@ -222,7 +222,8 @@ pub async fn snapshot(
     let mut files = Vec::new();
     // Every file or a clear error: a tab booted with part of the project
     // would run something other than what the server keeps.
-    for entry in handle.runtime.list_tree_whole("").await? {
+    let listing = handle.runtime.list_tree_noting_cut("").await?;
+    for entry in listing.whole("")? {
         if entry.kind != EntryKind::File
             || entry.size > LARGEST_MOUNTED_FILE
             || is_inside_skipped_dir(&entry.path)

@@ -8,6 +8,7 @@ use async_trait::async_trait;
 
 use crate::runtime::host::{
     CommandSpec, DirEntry, EventStream, FsEvent, PortEvent, Process, Runtime, RuntimeError,
+    TreeListing,
 };
 
 /// Path → content before the current answer first wrote it (`None`: the
@@ -65,13 +66,7 @@ impl Runtime for RecordingRuntime {
     async fn list_tree(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
         self.inner.list_tree(path).await
     }
-    async fn list_tree_whole(&self, path: &str) -> Result<Vec<DirEntry>, RuntimeError> {
-        self.inner.list_tree_whole(path).await
-    }
-    async fn list_tree_noting_cut(
-        &self,
-        path: &str,
-    ) -> Result<(Vec<DirEntry>, bool), RuntimeError> {
+    async fn list_tree_noting_cut(&self, path: &str) -> Result<TreeListing, RuntimeError> {
         self.inner.list_tree_noting_cut(path).await
     }
     fn fs_events(&self) -> EventStream<FsEvent> {
