@@ -66,7 +66,7 @@ pub async fn publish(
     let (version, mut writer) = state.sites.next_version(project, limits)?;
     let built_with = match plan {
         BuildPlan::AsIs => {
-            copy(runtime, "", &mut writer).await?;
+            writer = copy(runtime, "", writer).await?;
             None
         }
         BuildPlan::Command(command) if in_browser => {
@@ -75,7 +75,7 @@ pub async fn publish(
         }
         BuildPlan::Command(command) => {
             let root = build::build(runtime, &command, timeout, &|_| {}).await?;
-            copy(runtime, &root, &mut writer).await?;
+            writer = copy(runtime, &root, writer).await?;
             Some(command)
         }
     };
@@ -175,14 +175,28 @@ impl From<BuildFailure> for ApiError {
 async fn copy(
     runtime: &dyn Runtime,
     root: &str,
-    writer: &mut VersionWriter,
-) -> Result<(), ApiError> {
+    mut writer: VersionWriter,
+) -> Result<VersionWriter, ApiError> {
     for file in site_files(runtime, root).await? {
         if let Some(content) = read_site_file(runtime, &file).await? {
-            writer.add(&file.relative, &content)?;
+            writer = add_off_thread(writer, file.relative, content).await?;
         }
     }
-    Ok(())
+    Ok(writer)
+}
+
+/// Adds a file to the version on a blocking thread, as
+/// `tokio::task::spawn_blocking` is for: each file is written and synced,
+/// and a large text file compressed at gzip's best, which on an async
+/// thread would hold up every answer and page that thread serves.
+async fn add_off_thread(
+    mut writer: VersionWriter,
+    path: String,
+    content: Vec<u8>,
+) -> Result<VersionWriter, PublishError> {
+    tokio::task::spawn_blocking(move || writer.add(&path, &content).map(|()| writer))
+        .await
+        .map_err(|e| PublishError::Io(std::io::Error::other(e)))?
 }
 
 #[cfg(test)]

@@ -138,7 +138,9 @@ async fn wait(
 }
 
 /// Adds a file the tab built to the pending version; a file the version
-/// cannot take ends the build with that error.
+/// cannot take ends the build with that error. The file is written (and
+/// synced, and perhaps compressed) on a blocking thread, as the server's
+/// own build does (`add_off_thread`).
 pub async fn add_file(
     state: &AppState,
     project: &ProjectId,
@@ -147,20 +149,27 @@ pub async fn add_file(
     content: FileContent,
 ) -> Result<(), ApiError> {
     let handle = open_project(state, project).await?;
-    Ok(handle.site_build.with(request, |pending| {
-        let added = pending.writer.add(path, content.as_bytes());
-        match added {
-            Ok(()) => {
-                pending.files += 1;
-                Ok(())
+    let (request, path) = (request.to_owned(), path.to_owned());
+    let add = move || {
+        handle.site_build.with(&request, |pending| {
+            let added = pending.writer.add(&path, content.as_bytes());
+            match added {
+                Ok(()) => {
+                    pending.files += 1;
+                    Ok(())
+                }
+                Err(error) => {
+                    let said = error.to_string();
+                    pending.end(Err(error));
+                    Err(PublishError::BuildFailed(said))
+                }
             }
-            Err(error) => {
-                let said = error.to_string();
-                pending.end(Err(error));
-                Err(PublishError::BuildFailed(said))
-            }
-        }
-    })?)
+        })
+    };
+    let added = tokio::task::spawn_blocking(add)
+        .await
+        .map_err(|e| PublishError::Io(std::io::Error::other(e)))?;
+    Ok(added?)
 }
 
 /// Ends the pending build as the tab reports; a report of more files than

@@ -36,6 +36,37 @@ async fn asked(tab: &mut mpsc::UnboundedReceiver<RelayEvent>) -> (String, String
     }
 }
 
+#[tokio::test]
+async fn a_file_from_the_tab_is_written_off_the_async_thread() {
+    use crate::server::session::publish::tests::{being_written, big_script, running_when_written};
+    let (state, _data, project) = browser_project(50).await;
+    let mut tab = tab(&state, &project).await;
+    let publishing = tokio::spawn({
+        let (state, project) = (state.clone(), project.clone());
+        async move { publish(&state, &project, PublishInput::default()).await }
+    });
+    let (request, _) = asked(&mut tab).await;
+    let file = being_written(&state.sites, &project, 1, "app.js");
+    let adding = tokio::spawn({
+        let (state, project, request) = (state.clone(), project.clone(), request.clone());
+        let script = FileContent::new(big_script());
+        async move { add_file(&state, &project, &request, "app.js", script).await }
+    });
+    assert!(
+        running_when_written(&adding, &file).await,
+        "the file was written on the async thread"
+    );
+    adding.await.unwrap().unwrap();
+    let report = SiteBuildReport::Built {
+        root: "dist".into(),
+        files: 1,
+    };
+    finish(&state, &project, &request, report).await.unwrap();
+    assert_eq!(publishing.await.unwrap().unwrap().version, 1);
+    let dir = state.sites.version_dir(&project, 1);
+    assert_eq!(std::fs::read(dir.join("app.js")).unwrap(), big_script());
+}
+
 fn text(content: &str) -> FileContent {
     FileContent::new(content.as_bytes().to_vec())
 }
