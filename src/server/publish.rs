@@ -50,6 +50,17 @@ pub enum PublishError {
     Corrupt { path: String, message: String },
 }
 
+/// Runs `work`, file work of a publish (writing, syncing, compressing,
+/// copying or removing a version's files), on a blocking thread: on an
+/// async thread it would hold up every answer and page that thread serves.
+pub async fn off_thread<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, PublishError> + Send + 'static,
+) -> Result<T, PublishError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| PublishError::Io(std::io::Error::other(e)))?
+}
+
 /// Every project's published sites, on disk.
 #[derive(Clone)]
 pub struct Sites {
@@ -177,5 +188,18 @@ mod tests {
         let error = sites.site(&id).unwrap_err();
         assert!(matches!(error, PublishError::Corrupt { .. }), "{error}");
         assert!(error.to_string().contains("site.json"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn file_work_runs_on_another_thread_and_a_panic_in_it_is_an_error() {
+        let here = std::thread::current().id();
+        let there = off_thread(|| Ok(std::thread::current().id()))
+            .await
+            .unwrap();
+        assert_ne!(here, there);
+        let error = off_thread(|| -> Result<(), PublishError> { panic!("disk on fire") })
+            .await
+            .unwrap_err();
+        assert!(matches!(error, PublishError::Io(_)), "{error}");
     }
 }

@@ -23,7 +23,8 @@ use crate::runtime::ship::build::{
     self, BuildFailure, BuildPlan, build_action, read_site_file, site_files,
 };
 use crate::server::publish::{
-    PublishError, Site, Version, VersionWriter, Visibility, WriteLimits, site_key, site_url,
+    PublishError, Site, Version, VersionWriter, Visibility, WriteLimits, off_thread, site_key,
+    site_url,
 };
 use crate::server::state::AppState;
 
@@ -63,7 +64,10 @@ pub async fn publish(
         max_bytes: state.config.publish.max_mb << 20,
         max_files: MAX_FILES,
     };
-    let (version, mut writer) = state.sites.next_version(project, limits)?;
+    let (version, mut writer) = {
+        let (sites, project) = (state.sites.clone(), project.clone());
+        off_thread(move || sites.next_version(&project, limits)).await?
+    };
     let built_with = match plan {
         BuildPlan::AsIs => {
             writer = copy(runtime, "", writer).await?;
@@ -79,7 +83,7 @@ pub async fn publish(
             Some(command)
         }
     };
-    let (files, bytes) = writer.finish()?;
+    let (files, bytes) = off_thread(move || writer.finish()).await?;
     let mut site = state.sites.site(project)?;
     site.versions.push(Version {
         version,
@@ -185,18 +189,13 @@ async fn copy(
     Ok(writer)
 }
 
-/// Adds a file to the version on a blocking thread, as
-/// `tokio::task::spawn_blocking` is for: each file is written and synced,
-/// and a large text file compressed at gzip's best, which on an async
-/// thread would hold up every answer and page that thread serves.
+/// Adds a file to the version off the async threads ([`off_thread`]).
 async fn add_off_thread(
     mut writer: VersionWriter,
     path: String,
     content: Vec<u8>,
 ) -> Result<VersionWriter, PublishError> {
-    tokio::task::spawn_blocking(move || writer.add(&path, &content).map(|()| writer))
-        .await
-        .map_err(|e| PublishError::Io(std::io::Error::other(e)))?
+    off_thread(move || writer.add(&path, &content).map(|()| writer)).await
 }
 
 #[cfg(test)]

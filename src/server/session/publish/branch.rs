@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::runtime::project::ProjectId;
 use crate::runtime::ship::Pushed;
 use crate::server::checkpoint::git::{Author, Repo};
-use crate::server::publish::PublishError;
+use crate::server::publish::{PublishError, off_thread};
 use crate::server::remote::{RemoteError, check_branch};
 use crate::server::session::api::ApiError;
 use crate::server::state::AppState;
@@ -34,7 +34,8 @@ pub async fn publish_to_branch(
         .ok_or(PublishError::NotPublished)?;
     let scratch = state.sites.scratch(project);
     let outcome = push_version(state, project, live, &scratch, &remote, &branch).await;
-    if let Err(error) = std::fs::remove_dir_all(&scratch) {
+    let removed = off_thread(move || Ok(std::fs::remove_dir_all(&scratch)?)).await;
+    if let Err(error) = removed {
         tracing::warn!(%project, %error, "the scratch copy of a pages push is left on disk");
     }
     let commit = outcome?;
@@ -51,7 +52,8 @@ async fn push_version(
     branch: &str,
 ) -> Result<String, ApiError> {
     let tree = scratch.join("tree");
-    copy_site(&state.sites.version_dir(project, live), &tree)?;
+    let (from, to) = (state.sites.version_dir(project, live), tree.clone());
+    off_thread(move || copy_site(&from, &to)).await?;
     let git = &state.config.git;
     let repo = Repo::new(scratch.join("pages.git"), &tree)
         .with_author(Author::new(&git.author_name, &git.author_email))

@@ -16,7 +16,7 @@ use super::super::ProjectHandle;
 use super::super::api::{ApiError, open_project};
 use crate::runtime::project::ProjectId;
 use crate::runtime::relay::{FileContent, RelayEvent, SiteBuildReport};
-use crate::server::publish::{PublishError, VersionWriter};
+use crate::server::publish::{PublishError, VersionWriter, off_thread};
 use crate::server::state::AppState;
 
 /// How often the waiting publish checks that the tab is still there.
@@ -139,8 +139,7 @@ async fn wait(
 
 /// Adds a file the tab built to the pending version; a file the version
 /// cannot take ends the build with that error. The file is written (and
-/// synced, and perhaps compressed) on a blocking thread, as the server's
-/// own build does (`add_off_thread`).
+/// synced, and perhaps compressed) off the async threads ([`off_thread`]).
 pub async fn add_file(
     state: &AppState,
     project: &ProjectId,
@@ -166,10 +165,7 @@ pub async fn add_file(
             }
         })
     };
-    let added = tokio::task::spawn_blocking(add)
-        .await
-        .map_err(|e| PublishError::Io(std::io::Error::other(e)))?;
-    Ok(added?)
+    Ok(off_thread(add).await?)
 }
 
 /// Ends the pending build as the tab reports; a report of more files than
