@@ -49,14 +49,7 @@ pub(super) async fn running_when_written<T>(
 async fn a_file_is_copied_into_the_version_off_the_async_thread() {
     let big = String::from_utf8(big_script()).unwrap();
     let runtime = Arc::new(FakeRuntime::with_files([("app.js", big.as_str())]));
-    let data = tempfile::tempdir().unwrap();
-    let sites = Sites::new(data.path());
-    let project = ProjectId::parse("site").unwrap();
-    let limits = WriteLimits {
-        max_bytes: 64 << 20,
-        max_files: 10,
-    };
-    let (version, writer) = sites.next_version(&project, limits).unwrap();
+    let (_data, sites, project, version, writer) = new_version(64 << 20);
     let file = being_written(&sites, &project, version, "app.js");
     let copying = tokio::spawn({
         let runtime = Arc::clone(&runtime);
@@ -73,16 +66,23 @@ async fn a_file_is_copied_into_the_version_off_the_async_thread() {
     assert!(dir.join("app.js.gz").exists());
 }
 
-/// Copies `root` of `runtime` into a new version; the version's files.
-async fn published(runtime: &FakeRuntime, root: &str) -> Vec<String> {
+/// A new version of a project's site in a data directory of its own,
+/// taking at most `max_bytes`.
+fn new_version(max_bytes: u64) -> (tempfile::TempDir, Sites, ProjectId, u32, VersionWriter) {
     let data = tempfile::tempdir().unwrap();
     let sites = Sites::new(data.path());
     let project = ProjectId::parse("site").unwrap();
     let limits = WriteLimits {
-        max_bytes: 1 << 20,
+        max_bytes,
         max_files: 100,
     };
     let (version, writer) = sites.next_version(&project, limits).unwrap();
+    (data, sites, project, version, writer)
+}
+
+/// Copies `root` of `runtime` into a new version; the version's files.
+async fn published(runtime: &FakeRuntime, root: &str) -> Vec<String> {
+    let (_data, sites, project, version, writer) = new_version(1 << 20);
     let writer = copy(runtime, root, writer).await.unwrap();
     writer.finish().unwrap();
     let dir = sites.version_dir(&project, version);
