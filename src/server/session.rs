@@ -208,15 +208,14 @@ impl OpenProjects {
 /// the runtime cannot list them.
 async fn file_list(runtime: &dyn Runtime, id: &ProjectId) -> Option<(Vec<DirEntry>, bool)> {
     let TreeListing { entries, cut } = runtime.list_tree_noting_cut("").await.ok()?;
-    let cut = cut.is_some();
-    if cut {
+    if let Some(limit) = &cut {
         tracing::warn!(
             project = %id.as_str(),
             shown = entries.len(),
-            "the file tree shows part of the project: its listing was cut short"
+            "the file tree shows part of the project: more than one listing holds ({limit})"
         );
     }
-    Some((entries, cut))
+    Some((entries, cut.is_some()))
 }
 
 #[cfg(test)]
