@@ -175,7 +175,7 @@ impl From<BuildFailure> for ApiError {
 }
 
 /// Copies the site's files under `root` (`runtime::ship::build::site_files`)
-/// into the version.
+/// into the version, each off the async threads ([`off_thread`]).
 async fn copy(
     runtime: &dyn Runtime,
     root: &str,
@@ -183,19 +183,11 @@ async fn copy(
 ) -> Result<VersionWriter, ApiError> {
     for file in site_files(runtime, root).await? {
         if let Some(content) = read_site_file(runtime, &file).await? {
-            writer = add_off_thread(writer, file.relative, content).await?;
+            let path = file.relative;
+            writer = off_thread(move || writer.add(&path, &content).map(|()| writer)).await?;
         }
     }
     Ok(writer)
-}
-
-/// Adds a file to the version off the async threads ([`off_thread`]).
-async fn add_off_thread(
-    mut writer: VersionWriter,
-    path: String,
-    content: Vec<u8>,
-) -> Result<VersionWriter, PublishError> {
-    off_thread(move || writer.add(&path, &content).map(|()| writer)).await
 }
 
 #[cfg(test)]
