@@ -6,9 +6,10 @@ use std::os::fd::RawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 
 use super::dirs::ProjectDirs;
-use super::egress::EgressPolicy;
+use super::egress::{AllowList, EgressPolicy, registry};
 use super::{Isolation, SandboxError, SandboxSettings};
 use crate::server::config::NetworkMode;
 use crate::server::host_tools;
@@ -53,24 +54,73 @@ pub const ETC_ALLOWED: &[&str] = &[
 /// symlinks they are on merged-/usr systems.
 const SYSTEM_DIRS: &[&str] = &["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
 
-/// What this host offers, found once at startup.
+/// What this host offers, found once at startup (but for what only running
+/// node and npm tells: [`Host::asked`]).
 #[derive(Debug, Clone)]
 pub struct Host {
     pub bwrap: Option<PathBuf>,
     /// slirp4netns, for `sandbox.network = "full"`.
     pub slirp: Option<PathBuf>,
-    /// What a `sandbox.network = "registry"` sandbox may reach.
-    pub egress: Option<EgressPolicy>,
     /// The host user and group that run the sandboxes when the IDE is root.
     pub run_as: Option<(u32, u32)>,
-    /// Why a network access may fail, when the network is limited: added to
-    /// the status of a failed command that looks like it wanted one.
-    pub network_note: Option<String>,
+    /// Why a network access may fail, when the network is limited and that
+    /// is known at startup (`none`, or `full` without slirp4netns).
+    network_note: Option<String>,
     /// Whether this bwrap knows `--disable-userns` (0.8 and later).
     pub disable_userns: bool,
+    /// What only running the host's node and npm tells, asked when the
+    /// first sandbox starts ([`Host::asked`]).
+    ask: Ask,
+    asked: Arc<tokio::sync::OnceCell<Asked>>,
+}
+
+/// The programs [`Host::asked`] runs, found at startup.
+#[derive(Debug, Clone)]
+struct Ask {
+    /// Node, when the memory limit may need `NODE_OPTIONS` (see [`node_options`]).
+    node: Option<PathBuf>,
+    /// For `sandbox.network = "registry"`: the policy's parts.
+    egress: Option<AskEgress>,
+}
+
+/// A `registry` sandbox's policy, less the registry the host's npm names.
+#[derive(Debug, Clone)]
+struct AskEgress {
+    /// `sandbox.registry_hosts`.
+    hosts: Vec<String>,
+    /// npm, when found: it is asked for its registry.
+    npm: Option<PathBuf>,
+}
+
+/// What running the host's node and npm told, once.
+#[derive(Debug, Clone, Default)]
+pub struct Asked {
     /// `NODE_OPTIONS` for sandboxed processes, when the memory limit needs
     /// one (see [`node_options`]).
     pub node_options: Option<String>,
+    /// What a `sandbox.network = "registry"` sandbox may reach.
+    pub egress: Option<EgressPolicy>,
+}
+
+impl Ask {
+    /// Runs node and npm: about a fifth of a second of CPU, which a server
+    /// that never starts a sandbox does not spend.
+    fn run(&self) -> Asked {
+        let egress = self.egress.as_ref().and_then(|ask| {
+            let registry = ask
+                .npm
+                .as_deref()
+                .map_or_else(registry::registry_without_npm, registry::ask_npm);
+            // The hosts were checked at startup (`Host::detect_with`).
+            EgressPolicy::new(&ask.hosts, registry)
+                .inspect_err(|e| tracing::error!("sandbox.registry_hosts: {e}"))
+                .ok()
+        });
+        Asked {
+            node_options: self.node.as_deref().and_then(node_options),
+            egress,
+        }
+    }
 }
 
 /// V8 reserves 8 GiB or more of address space per WebAssembly memory for its
@@ -78,12 +128,8 @@ pub struct Host {
 /// using a wasm parser) then dies with "Cannot allocate Wasm memory". Without
 /// the trap handler, V8 checks bounds explicitly and reserves only what it
 /// uses. Older Node versions refuse the option, so it is tried first.
-fn node_options(limit_mb: u64, find: &impl Fn(&str) -> Option<PathBuf>) -> Option<String> {
+fn node_options(node: &Path) -> Option<String> {
     const FLAG: &str = "--disable-wasm-trap-handler";
-    if limit_mb == 0 {
-        return None;
-    }
-    let node = find("node")?;
     let status = std::process::Command::new(node)
         .args([FLAG, "-e", "0"])
         .env_clear()
@@ -110,7 +156,12 @@ impl Host {
         let run_as = nix::unistd::geteuid()
             .is_root()
             .then_some((settings.config.host_uid, settings.config.host_uid));
-        let node_options = node_options(settings.config.memory_mb, &find);
+        let mut ask = Ask {
+            node: (settings.config.memory_mb > 0)
+                .then(|| find("node"))
+                .flatten(),
+            egress: None,
+        };
         if settings.isolation == Isolation::Unsafe {
             if settings.config.network != NetworkMode::Full {
                 tracing::warn!(
@@ -119,15 +170,7 @@ impl Host {
                     settings.config.network.as_str()
                 );
             }
-            return Ok(Host {
-                bwrap: None,
-                slirp: None,
-                egress: None,
-                run_as: None,
-                network_note: None,
-                disable_userns: false,
-                node_options,
-            });
+            return Ok(Host::new(None, None, false, ask));
         }
         let bwrap = find("bwrap").ok_or(SandboxError::BwrapMissing)?;
         let help = std::process::Command::new(&bwrap)
@@ -139,15 +182,16 @@ impl Host {
             })?;
         let help = String::from_utf8_lossy(&help.stdout);
         let disable_userns = help.contains("--disable-userns");
-        let mut host = Host {
-            bwrap: Some(bwrap),
-            slirp: None,
-            egress: None,
-            run_as,
-            network_note: None,
-            disable_userns,
-            node_options,
-        };
+        if settings.config.network == NetworkMode::Registry {
+            let hosts = settings.config.registry_hosts.clone();
+            // Checked now, so a bad entry stops the IDE from starting.
+            AllowList::parse(&hosts).map_err(|e| SandboxError::BadConfig(e.to_string()))?;
+            ask.egress = Some(AskEgress {
+                hosts,
+                npm: find("npm"),
+            });
+        }
+        let mut host = Host::new(Some(bwrap), run_as, disable_userns, ask);
         host.probe()?;
         match settings.config.network {
             NetworkMode::None => {
@@ -155,12 +199,7 @@ impl Host {
                     "the sandbox has no network access: sandbox.network is \"none\"".to_owned(),
                 );
             }
-            NetworkMode::Registry => {
-                let policy = EgressPolicy::from_config(&settings.config, &find)
-                    .map_err(|e| SandboxError::BadConfig(e.to_string()))?;
-                host.network_note = Some(policy.note());
-                host.egress = Some(policy);
-            }
+            NetworkMode::Registry => {}
             NetworkMode::Full => match find("slirp4netns") {
                 Some(slirp) => host.slirp = Some(slirp),
                 None => {
@@ -171,6 +210,42 @@ impl Host {
             },
         }
         Ok(host)
+    }
+
+    fn new(
+        bwrap: Option<PathBuf>,
+        run_as: Option<(u32, u32)>,
+        disable_userns: bool,
+        ask: Ask,
+    ) -> Host {
+        Host {
+            bwrap,
+            slirp: None,
+            run_as,
+            network_note: None,
+            disable_userns,
+            ask,
+            asked: Arc::default(),
+        }
+    }
+
+    /// What the host's node and npm tell, asked (off the async threads) by
+    /// the first sandbox to start.
+    pub async fn asked(&self) -> &Asked {
+        self.asked
+            .get_or_init(|| async {
+                let ask = self.ask.clone();
+                tokio::task::spawn_blocking(move || ask.run())
+                    .await
+                    .unwrap_or_default()
+            })
+            .await
+    }
+
+    /// Why a network access may fail in a sandbox: see [`Host::network_note`].
+    pub fn network_note(&self, asked: &Asked) -> Option<String> {
+        let registry = asked.egress.as_ref().map(EgressPolicy::note);
+        self.network_note.clone().or(registry)
     }
 
     /// Runs `true` in a sandbox like the real ones.
@@ -437,6 +512,69 @@ mod tests {
     fn test_settings() -> SandboxSettings {
         let config = crate::server::config::Config::defaults();
         SandboxSettings::from_config(&config, false)
+    }
+
+    /// A program that notes each run in `log` and prints `says`.
+    fn noting(dir: &Path, name: &str, says: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(name);
+        let log = dir.join(format!("{name}.runs"));
+        let script = format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\necho '{says}'\n",
+            log.display()
+        );
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[tokio::test]
+    async fn node_and_npm_run_only_when_the_first_sandbox_starts_and_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = noting(dir.path(), "node", "");
+        let npm = noting(dir.path(), "npm", "https://mirror.example/npm/");
+        let bwrap = host_tools::find("bwrap").unwrap();
+        let find = |name: &str| match name {
+            "bwrap" => Some(bwrap.clone()),
+            "node" => Some(node.clone()),
+            "npm" => Some(npm.clone()),
+            _ => None,
+        };
+        let host = Host::detect_with(&test_settings(), find).unwrap();
+        let runs = |name: &str| std::fs::read_to_string(dir.path().join(format!("{name}.runs")));
+        assert!(
+            runs("node").is_err() && runs("npm").is_err(),
+            "run at startup"
+        );
+
+        let asked = host.asked().await;
+        assert_eq!(runs("npm").unwrap(), "config get registry\n");
+        assert_eq!(runs("node").unwrap(), "--disable-wasm-trap-handler -e 0\n");
+        assert_eq!(
+            asked.node_options.as_deref(),
+            Some("--disable-wasm-trap-handler")
+        );
+        let egress = asked.egress.as_ref().unwrap();
+        assert_eq!(
+            egress.npm_registry.as_deref(),
+            Some("https://mirror.example/npm/")
+        );
+        let note = host.network_note(asked).unwrap();
+        assert!(note.contains("mirror.example"), "{note}");
+
+        host.clone().asked().await;
+        assert_eq!(runs("npm").unwrap().lines().count(), 1);
+        assert_eq!(runs("node").unwrap().lines().count(), 1);
+    }
+
+    #[test]
+    fn a_bad_registry_host_is_refused_at_startup() {
+        let mut settings = test_settings();
+        settings.config.registry_hosts = vec!["*.example".to_owned()];
+        let bwrap = host_tools::find("bwrap").unwrap();
+        let err = Host::detect_with(&settings, |name| (name == "bwrap").then(|| bwrap.clone()))
+            .unwrap_err();
+        assert!(matches!(err, SandboxError::BadConfig(_)), "{err:?}");
     }
 
     #[test]

@@ -12,10 +12,9 @@
 
 mod allow;
 mod proxy;
-mod registry;
+pub(super) mod registry;
 
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
@@ -23,7 +22,6 @@ use tokio::net::TcpListener;
 pub use self::allow::{AllowList, Authority, BadEntry};
 use super::client::{Failure, HelperClient};
 use super::wire::{Op, Reply};
-use crate::server::config::SandboxConfig;
 
 /// The port the proxy listens on inside every `registry` sandbox.
 pub const PROXY_PORT: u16 = 3128;
@@ -41,14 +39,6 @@ pub struct EgressPolicy {
 }
 
 impl EgressPolicy {
-    /// `sandbox.registry_hosts`, plus the registry the host's npm uses.
-    pub fn from_config(
-        config: &SandboxConfig,
-        find: &impl Fn(&str) -> Option<PathBuf>,
-    ) -> Result<EgressPolicy, BadEntry> {
-        EgressPolicy::new(&config.registry_hosts, registry::host_registry(find))
-    }
-
     /// The listed hosts, plus the host of `npm_registry` (a URL).
     pub fn new(hosts: &[String], npm_registry: Option<String>) -> Result<EgressPolicy, BadEntry> {
         let mut allow = AllowList::parse(hosts)?;

@@ -306,6 +306,7 @@ pub async fn start(
     } else {
         (dirs.workspace.clone(), dirs.home.clone())
     };
+    let asked = host.asked().await;
     let mut sandbox = Sandbox {
         client,
         main,
@@ -314,11 +315,11 @@ pub async fn start(
         proxy: None,
         network_env: Vec::new(),
         network_note: if isolated {
-            host.network_note.clone()
+            host.network_note(asked)
         } else {
             None
         },
-        node_options: host.node_options.clone(),
+        node_options: asked.node_options.clone(),
         isolated,
         workspace_inside,
         home_inside,
@@ -340,7 +341,7 @@ pub async fn start(
                     }
                 }
             }
-            if let (Some(policy), true) = (&host.egress, isolated) {
+            if let (Some(policy), true) = (&asked.egress, isolated) {
                 // Before any command runs, so none can take the port.
                 match egress::start(&sandbox.client, policy, project).await {
                     Ok(proxy) => {

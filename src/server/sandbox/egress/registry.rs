@@ -1,9 +1,9 @@
-//! The registry the host's own npm is configured with, read once at startup
-//! so that a machine behind a registry mirror keeps installing packages in
-//! a `registry` sandbox.
+//! The registry the host's own npm is configured with, read once, when the
+//! first sandbox starts, so that a machine behind a registry mirror keeps
+//! installing packages in a `registry` sandbox.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -15,13 +15,9 @@ pub const NPM_DEFAULT: &str = "https://registry.npmjs.org/";
 /// How long `npm config get registry` may take.
 const NPM_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The registry URL of the host's npm configuration: what `npm config get
-/// registry` says when npm exists, otherwise `NPM_CONFIG_REGISTRY` or the
-/// `registry=` line of `~/.npmrc`.
-pub fn host_registry(find: &impl Fn(&str) -> Option<PathBuf>) -> Option<String> {
-    if let Some(npm) = find("npm") {
-        return ask_npm(&npm);
-    }
+/// The registry a host without npm is configured with:
+/// `NPM_CONFIG_REGISTRY`, or the `registry=` line of `~/.npmrc`.
+pub fn registry_without_npm() -> Option<String> {
     let env = ["NPM_CONFIG_REGISTRY", "npm_config_registry"]
         .iter()
         .find_map(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()));
@@ -44,9 +40,10 @@ pub fn registry_in_npmrc(text: &str) -> Option<String> {
         .rfind(|value| !value.is_empty())
 }
 
-/// Runs `npm config get registry` with the IDE's environment (but the
-/// `PATH` of `host_tools`, for npm's own `node`), bounded in time.
-fn ask_npm(npm: &Path) -> Option<String> {
+/// The registry URL of the host's npm configuration: what `npm config get
+/// registry` says, run with the IDE's environment (but the `PATH` of
+/// `host_tools`, for npm's own `node`), bounded in time.
+pub fn ask_npm(npm: &Path) -> Option<String> {
     let mut child = Command::new(npm)
         .args(["config", "get", "registry"])
         .env("PATH", host_tools::path_env())
