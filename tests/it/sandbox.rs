@@ -2011,7 +2011,15 @@ async fn serve_as_an_unprivileged_user_runs_and_shuts_down_cleanly() {
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
     let binary = bin.join("rivet");
-    std::fs::copy(env!("CARGO_BIN_EXE_rivet"), &binary).unwrap();
+    // Copied by `cp`, not by this process: a child another test forks
+    // while this process holds the copy open for writing would hold it too,
+    // and running the copy would then fail with "Text file busy".
+    let copied = std::process::Command::new("cp")
+        .arg(env!("CARGO_BIN_EXE_rivet"))
+        .arg(&binary)
+        .status()
+        .unwrap();
+    assert!(copied.success());
     std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();

@@ -92,12 +92,13 @@ pub async fn spawn_serve_with_log(
     let mut child = command.spawn().unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let addr = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut said = String::new();
         loop {
-            let line = lines
-                .next_line()
-                .await
-                .unwrap()
-                .expect("rivet serve exited");
+            let Some(line) = lines.next_line().await.unwrap() else {
+                panic!("rivet serve exited, saying:\n{said}");
+            };
+            said.push_str(&line);
+            said.push('\n');
             if let Some(rest) = line.split("listening on http://").nth(1) {
                 return rest.split_whitespace().next().unwrap().parse().unwrap();
             }
