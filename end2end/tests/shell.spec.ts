@@ -1,5 +1,5 @@
 import { expect, test } from './fixtures';
-import { openIde, screenshot } from './helpers';
+import { TOKEN, newProject, openIde, screenshot } from './helpers';
 
 test('the page is cross-origin isolated', async ({ page }) => {
   const response = await openIde(page);
@@ -36,6 +36,44 @@ test('Monaco loads lazily and is editable', async ({ page }) => {
   const value = await page.evaluate(() => (window as any).monaco.editor.getModels()[0].getValue());
   expect(value).toContain('# Welcome to Rivet');
   expect(value).toContain('typed in Monaco');
+});
+
+test("a JavaScript file is shown without Monaco's TypeScript service, which starts when the editor is focused", async ({ page }) => {
+  const project = await newProject(page);
+  const written = await page.request.put(`/api/v1/projects/${project}/files/broken.js`, {
+    headers: { authorization: `Bearer ${TOKEN}` },
+    data: 'const answer = ;\n',
+  });
+  expect(written.status()).toBe(204);
+  const workers: string[] = [];
+  page.context().on('request', (request) => {
+    if (request.url().includes('/assets/ts.worker')) workers.push(request.url());
+  });
+  await openIde(page, `/p/${project}`);
+  await page.locator('[data-testid="file-entry"][data-path="broken.js"]').click();
+  const editor = page.getByTestId('editor');
+  await expect(editor.locator('.view-lines')).toContainText('const answer');
+  const marks = () =>
+    page.evaluate(() => {
+      const monaco = (window as any).monaco;
+      return monaco.editor.getModelMarkers({ resource: monaco.Uri.file('/broken.js') }).length;
+    });
+  // Whether the service answers within 3 s (an idle one starts in about 1).
+  const service = () =>
+    page.evaluate(() => {
+      const typescript = (window as any).monaco.languages.typescript;
+      const started = typescript.getJavaScriptWorker().then((worker: () => Promise<unknown>) => worker()).then(() => 'started');
+      return Promise.race([started, new Promise((held) => setTimeout(() => held('held'), 3000))]);
+    });
+  // Shown, but unchecked: no worker, no marks.
+  expect(await service()).toBe('held');
+  expect(await marks()).toBe(0);
+  expect(workers).toEqual([]);
+  // Focused, the service starts and marks the syntax error.
+  await editor.locator('.monaco-editor .view-lines').click();
+  await expect.poll(marks).toBeGreaterThan(0);
+  expect(await service()).toBe('started');
+  expect(workers).toHaveLength(1);
 });
 
 test('xterm.js renders in the terminal pane', async ({ page }) => {

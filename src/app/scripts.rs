@@ -7,7 +7,7 @@ pub const XTERM_JS: &str = "/vendor/xterm/xterm.js";
 pub const XTERM_CSS: &str = "/vendor/xterm/xterm.css";
 pub const XTERM_FIT_JS: &str = "/vendor/xterm/addon-fit.js";
 
-pub use browser::{load_monaco, load_xterm};
+pub use browser::{load_monaco, load_xterm, start_language_service};
 
 mod browser {
     use std::cell::RefCell;
@@ -22,6 +22,10 @@ mod browser {
     thread_local! {
         /// One promise per script, so each loads once however often it is asked for.
         static LOADED: RefCell<HashMap<String, Promise>> = RefCell::new(HashMap::new());
+        /// Resolves the promise the TypeScript worker waits for, until called.
+        static LANGUAGE_SERVICE: RefCell<Option<Function>> = const { RefCell::new(None) };
+        /// Whether Monaco's `getWorker` has been wrapped (once per page).
+        static HELD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 
     fn document() -> Result<web_sys::Document, JsValue> {
@@ -106,6 +110,53 @@ mod browser {
             });
             let _ = require.call3(&JsValue::NULL, &modules, &on_load, &reject);
         });
-        JsFuture::from(loaded).await.map(|_| ())
+        JsFuture::from(loaded).await?;
+        hold_language_service(&window)
+    }
+
+    /// Monaco's TypeScript service (completions, hovers and error marks in
+    /// JavaScript and TypeScript files) is its costliest part: a 7 MB worker
+    /// that checks each such file an editor shows, about 2 s of CPU a page.
+    /// Its worker is made only once [`start_language_service`] is called,
+    /// when a person first focuses the editor, so the files an answer writes
+    /// are shown without it. The other workers are made as Monaco asks.
+    fn hold_language_service(window: &web_sys::Window) -> Result<(), JsValue> {
+        if HELD.with(|held| held.replace(true)) {
+            return Ok(());
+        }
+        let env = Reflect::get(window, &"MonacoEnvironment".into())?;
+        let make: Function = Reflect::get(&env, &"getWorker".into())?.dyn_into()?;
+        let mut start = None;
+        let wanted = Promise::new(&mut |resolve, _| start = Some(resolve));
+        LANGUAGE_SERVICE.with(|s| *s.borrow_mut() = start);
+        let then: Function = Reflect::get(&wanted, &"then".into())?.dyn_into()?;
+        let env_for_worker = env.clone();
+        let get_worker = Closure::<dyn Fn(JsValue, JsValue) -> JsValue>::new(
+            move |id: JsValue, label: JsValue| {
+                let env = env_for_worker.clone();
+                let typescript = matches!(
+                    label.as_string().as_deref(),
+                    Some("typescript" | "javascript")
+                );
+                if !typescript {
+                    return make.call2(&env, &id, &label).unwrap_or(JsValue::UNDEFINED);
+                }
+                let make = make.clone();
+                let later = Closure::once_into_js(move |_: JsValue| -> JsValue {
+                    make.call2(&env, &id, &label).unwrap_or(JsValue::UNDEFINED)
+                });
+                then.call1(&wanted, &later).unwrap_or(JsValue::UNDEFINED)
+            },
+        );
+        Reflect::set(&env, &"getWorker".into(), get_worker.as_ref())?;
+        get_worker.forget();
+        Ok(())
+    }
+
+    /// Lets Monaco make its TypeScript worker (see `hold_language_service`).
+    pub fn start_language_service() {
+        if let Some(start) = LANGUAGE_SERVICE.with(|s| s.borrow_mut().take()) {
+            let _ = start.call0(&JsValue::NULL);
+        }
     }
 }

@@ -16,7 +16,7 @@ use self::bindings::{
 };
 
 use crate::app::api::{ProjectPath, answer_diff, write_file};
-use crate::app::scripts::load_monaco;
+use crate::app::scripts::{load_monaco, start_language_service};
 use crate::app::workbench::Workbench;
 
 /// `KeyMod.CtrlCmd | KeyCode.KeyS` in Monaco's key encoding.
@@ -108,6 +108,9 @@ pub fn mount(
             });
             instance.on_did_change_model_content(on_change.as_ref().unchecked_ref());
             on_change.forget();
+            let on_focus = Closure::<dyn Fn()>::new(start_language_service);
+            instance.on_did_focus_editor_text(on_focus.as_ref().unchecked_ref());
+            on_focus.forget();
             let on_save = Closure::<dyn Fn()>::new(move || save(workbench));
             instance.add_command(SAVE_KEYBINDING, on_save.as_ref().unchecked_ref());
             on_save.forget();

@@ -30,6 +30,8 @@ extern "C" {
     pub(crate) fn set_model(this: &StandaloneEditor, model: &TextModel);
     #[wasm_bindgen(method, js_name = onDidChangeModelContent)]
     pub(crate) fn on_did_change_model_content(this: &StandaloneEditor, listener: &js_sys::Function);
+    #[wasm_bindgen(method, js_name = onDidFocusEditorText)]
+    pub(crate) fn on_did_focus_editor_text(this: &StandaloneEditor, listener: &js_sys::Function);
     #[wasm_bindgen(method, js_name = updateOptions)]
     pub(crate) fn update_options(this: &StandaloneEditor, options: &JsValue);
     #[wasm_bindgen(method, js_name = addCommand)]
