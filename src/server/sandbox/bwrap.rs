@@ -242,7 +242,8 @@ impl Host {
             .await
     }
 
-    /// Why a network access may fail in a sandbox: see [`Host::network_note`].
+    /// Why a network access may fail in a sandbox, for a failed command's
+    /// status: what startup found, else what the registry policy allows.
     pub fn network_note(&self, asked: &Asked) -> Option<String> {
         let registry = asked.egress.as_ref().map(EgressPolicy::note);
         self.network_note.clone().or(registry)
