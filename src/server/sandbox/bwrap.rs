@@ -86,8 +86,8 @@ struct Ask {
 /// A `registry` sandbox's policy, less the registry the host's npm names.
 #[derive(Debug, Clone)]
 struct AskEgress {
-    /// `sandbox.registry_hosts`.
-    hosts: Vec<String>,
+    /// `sandbox.registry_hosts`, checked at startup.
+    allow: AllowList,
     /// npm, when found: it is asked for its registry.
     npm: Option<PathBuf>,
 }
@@ -106,15 +106,12 @@ impl Ask {
     /// Runs node and npm: about a fifth of a second of CPU, which a server
     /// that never starts a sandbox does not spend.
     fn run(&self) -> Asked {
-        let egress = self.egress.as_ref().and_then(|ask| {
+        let egress = self.egress.as_ref().map(|ask| {
             let registry = ask
                 .npm
                 .as_deref()
                 .map_or_else(registry::registry_without_npm, registry::ask_npm);
-            // The hosts were checked at startup (`Host::detect_with`).
-            EgressPolicy::new(&ask.hosts, registry)
-                .inspect_err(|e| tracing::error!("sandbox.registry_hosts: {e}"))
-                .ok()
+            EgressPolicy::allowing(ask.allow.clone(), registry)
         });
         Asked {
             node_options: self.node.as_deref().and_then(node_options),
@@ -156,7 +153,7 @@ impl Host {
         let run_as = nix::unistd::geteuid()
             .is_root()
             .then_some((settings.config.host_uid, settings.config.host_uid));
-        let mut ask = Ask {
+        let ask = Ask {
             node: (settings.config.memory_mb > 0)
                 .then(|| find("node"))
                 .flatten(),
@@ -182,15 +179,6 @@ impl Host {
             })?;
         let help = String::from_utf8_lossy(&help.stdout);
         let disable_userns = help.contains("--disable-userns");
-        if settings.config.network == NetworkMode::Registry {
-            let hosts = settings.config.registry_hosts.clone();
-            // Checked now, so a bad entry stops the IDE from starting.
-            AllowList::parse(&hosts).map_err(|e| SandboxError::BadConfig(e.to_string()))?;
-            ask.egress = Some(AskEgress {
-                hosts,
-                npm: find("npm"),
-            });
-        }
         let mut host = Host::new(Some(bwrap), run_as, disable_userns, ask);
         host.probe()?;
         match settings.config.network {
@@ -199,7 +187,15 @@ impl Host {
                     "the sandbox has no network access: sandbox.network is \"none\"".to_owned(),
                 );
             }
-            NetworkMode::Registry => {}
+            NetworkMode::Registry => {
+                // Parsed now, so a bad entry stops the IDE from starting.
+                let allow = AllowList::parse(&settings.config.registry_hosts)
+                    .map_err(|e| SandboxError::BadConfig(e.to_string()))?;
+                host.ask.egress = Some(AskEgress {
+                    allow,
+                    npm: find("npm"),
+                });
+            }
             NetworkMode::Full => match find("slirp4netns") {
                 Some(slirp) => host.slirp = Some(slirp),
                 None => {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
-pub use self::allow::{AllowList, Authority, BadEntry};
+pub use self::allow::{AllowList, Authority};
 use super::client::{Failure, HelperClient};
 use super::wire::{Op, Reply};
 
@@ -39,9 +39,8 @@ pub struct EgressPolicy {
 }
 
 impl EgressPolicy {
-    /// The listed hosts, plus the host of `npm_registry` (a URL).
-    pub fn new(hosts: &[String], npm_registry: Option<String>) -> Result<EgressPolicy, BadEntry> {
-        let mut allow = AllowList::parse(hosts)?;
+    /// The hosts of `allow`, plus the host of `npm_registry` (a URL).
+    pub fn allowing(mut allow: AllowList, npm_registry: Option<String>) -> EgressPolicy {
         let mut npm_registry = npm_registry;
         if let Some(url) = npm_registry.clone() {
             match Authority::from_url(&url) {
@@ -59,10 +58,10 @@ impl EgressPolicy {
         tracing::info!(
             "sandbox.network = \"registry\": sandboxed code reaches only {allow}, through the IDE's proxy"
         );
-        Ok(EgressPolicy {
+        EgressPolicy {
             allow: Arc::new(allow),
             npm_registry,
-        })
+        }
     }
 
     /// Why a network access may have failed, for a failed command's status.
@@ -198,21 +197,21 @@ mod tests {
     fn the_hosts_npm_registry_is_allowed_and_handed_to_the_sandbox() {
         let hosts = ["registry.npmjs.org".to_owned()];
         let mirror = Some("http://mirror.lan:4873/".to_owned());
-        let policy = EgressPolicy::new(&hosts, mirror.clone()).unwrap();
+        let policy = EgressPolicy::allowing(AllowList::parse(&hosts).unwrap(), mirror.clone());
         assert!(policy.allow.allows("mirror.lan", 4873));
         assert!(policy.allow.allows("registry.npmjs.org", 443));
         assert_eq!(policy.npm_registry, mirror);
         // npm's default needs no variable; credentials never enter.
         let default = Some("https://registry.npmjs.org/".to_owned());
         assert_eq!(
-            EgressPolicy::new(&hosts, default).unwrap().npm_registry,
+            EgressPolicy::allowing(AllowList::parse(&hosts).unwrap(), default).npm_registry,
             None
         );
         let secret = Some("https://user:token@npm.corp.example/".to_owned());
-        let policy = EgressPolicy::new(&hosts, secret).unwrap();
+        let policy = EgressPolicy::allowing(AllowList::parse(&hosts).unwrap(), secret);
         assert!(policy.allow.allows("npm.corp.example", 443));
         assert_eq!(policy.npm_registry, None);
-        let err = EgressPolicy::new(&["*.example".to_owned()], None).unwrap_err();
+        let err = AllowList::parse(&["*.example".to_owned()]).unwrap_err();
         assert!(err.to_string().contains("wildcards"), "{err}");
     }
 }
