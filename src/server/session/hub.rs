@@ -79,7 +79,7 @@ impl Session {
         let mut inner = self.core.lock();
         self.core.release(&mut inner);
         if let Some(writer) = &self.core.writer {
-            writer.message(message);
+            writer.message(message, inner.seq);
         }
     }
 
@@ -88,7 +88,7 @@ impl Session {
         let mut inner = self.core.lock();
         self.core.release(&mut inner);
         if let Some(writer) = &self.core.writer {
-            writer.append(message_id, text);
+            writer.append(message_id, text, inner.seq);
         }
     }
 

@@ -142,9 +142,10 @@ impl Store {
         let mut tx = self.begin_write().await?;
         sqlx::query(
             "INSERT INTO messages (project, id, position, role, text, asked, model, usage, \
-             finish_reason, status, status_detail, updated_at, attachments) \
+             finish_reason, status, status_detail, updated_at, attachments, text_after) \
              SELECT $2, id, position, role, text, asked, model, usage, finish_reason, status, \
-             status_detail, updated_at, attachments FROM messages WHERE project = $1 AND position <= $3",
+             status_detail, updated_at, attachments, text_after FROM messages \
+             WHERE project = $1 AND position <= $3",
         )
         .bind(from)
         .bind(to)
@@ -152,8 +153,9 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         sqlx::query(
-            "INSERT INTO events (project, seq, event) \
-             SELECT $2, seq, event FROM events WHERE project = $1 AND seq <= $3",
+            "INSERT INTO events (project, seq, event, piece_of, piece) \
+             SELECT $2, seq, event, piece_of, piece FROM events \
+             WHERE project = $1 AND seq <= $3",
         )
         .bind(from)
         .bind(to)

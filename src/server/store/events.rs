@@ -116,10 +116,24 @@ pub(super) async fn append(
     project: &str,
     envelope: &Envelope,
 ) -> Result<(), StoreError> {
-    append_many(tx, &[(project, envelope)]).await
+    let row = EventRow {
+        project,
+        envelope,
+        piece: None,
+    };
+    append_many(tx, &[row]).await
 }
 
-/// Rows one multi-row `INSERT` carries at most (3 parameters each, well
+/// One event's row.
+pub(super) struct EventRow<'a> {
+    pub project: &'a str,
+    pub envelope: &'a Envelope,
+    /// A piece of an answer's text that rides on this row: (the answer's
+    /// id, the text), queued just before the event.
+    pub piece: Option<(&'a str, &'a str)>,
+}
+
+/// Rows one multi-row `INSERT` carries at most (5 parameters each, well
 /// under SQLite's limit on parameters).
 const ROWS_PER_INSERT: usize = 256;
 
@@ -127,18 +141,46 @@ const ROWS_PER_INSERT: usize = 256;
 /// [`ROWS_PER_INSERT`] rows rather than one each.
 pub(super) async fn append_many(
     tx: &mut Transaction<'_, Sqlite>,
-    rows: &[(&str, &Envelope)],
+    rows: &[EventRow<'_>],
 ) -> Result<(), StoreError> {
     for chunk in rows.chunks(ROWS_PER_INSERT) {
-        let mut insert = QueryBuilder::<Sqlite>::new("INSERT INTO events (project, seq, event) ");
-        insert.push_values(chunk, |mut row, (project, envelope)| {
+        let mut insert = QueryBuilder::<Sqlite>::new(
+            "INSERT INTO events (project, seq, event, piece_of, piece) ",
+        );
+        insert.push_values(chunk, |mut row, event| {
             // Serialising our own types cannot fail.
-            let json = serde_json::to_string(&envelope.event).unwrap_or_default();
-            row.push_bind(*project)
-                .push_bind(i64::try_from(envelope.seq).unwrap_or(i64::MAX))
-                .push_bind(json);
+            let json = serde_json::to_string(&event.envelope.event).unwrap_or_default();
+            let (piece_of, piece) = event.piece.unzip();
+            row.push_bind(event.project)
+                .push_bind(i64::try_from(event.envelope.seq).unwrap_or(i64::MAX))
+                .push_bind(json)
+                .push_bind(piece_of)
+                .push_bind(piece);
         });
         insert.build().execute(&mut **tx).await?;
     }
     Ok(())
+}
+
+/// The pieces of answer `message_id` that rode on the project's events
+/// numbered after `after`, as (the event's number, the text), in order.
+pub(super) async fn pieces_after(
+    pool: &sqlx::SqlitePool,
+    project: &str,
+    message_id: &str,
+    after: i64,
+) -> Result<Vec<(i64, String)>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT seq, piece FROM events \
+         WHERE project = $1 AND seq > $2 AND piece_of = $3 ORDER BY seq",
+    )
+    .bind(project)
+    .bind(after)
+    .bind(message_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|row| (row.get("seq"), row.get("piece")))
+        .collect())
 }

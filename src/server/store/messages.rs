@@ -2,7 +2,9 @@
 
 use sqlx::{Row, Sqlite, Transaction};
 
-use super::{Store, StoreError, now};
+use std::collections::HashMap;
+
+use super::{Store, StoreError, events, now};
 use crate::runtime::attachment::Attachments;
 use crate::runtime::llm::{FinishReason, TokenUsage};
 use crate::runtime::session::{MessageStatus, Role};
@@ -91,28 +93,45 @@ fn role_name(role: Role) -> &'static str {
 }
 
 impl Store {
-    /// The project's messages in order.
+    /// The project's messages in order, a streaming answer's with the
+    /// text stored since its row was saved.
     pub async fn messages(&self, project: &str) -> Result<Vec<MessageRow>, StoreError> {
         let pool = self.ready().await?;
         let rows = sqlx::query(
             "SELECT id, role, text, asked, model, usage, finish_reason, status, status_detail, \
-             attachments FROM messages WHERE project = $1 ORDER BY position",
+             attachments, text_after FROM messages WHERE project = $1 ORDER BY position",
         )
         .bind(project)
         .fetch_all(pool)
         .await?;
         let mut messages: Vec<MessageRow> = rows.iter().map(message_from).collect();
-        let pieces = sqlx::query(
-            "SELECT message_id, piece FROM message_text WHERE project = $1 ORDER BY seq",
+        let mut pieces = Pieces::default();
+        let stored = sqlx::query(
+            "SELECT message_id, piece, after_event FROM message_text WHERE project = $1 \
+             ORDER BY seq",
         )
         .bind(project)
         .fetch_all(pool)
         .await?;
-        for piece in pieces {
-            let id: String = piece.get("message_id");
-            if let Some(message) = messages.iter_mut().find(|m| m.id == id) {
-                message.text.push_str(piece.get("piece"));
+        for piece in stored {
+            // Rows older than `after_event` come before any that rode on events.
+            let after = piece.get::<Option<i64>, _>("after_event").unwrap_or(-1);
+            pieces.add(piece.get("message_id"), (after, false), piece.get("piece"));
+        }
+        for (message, row) in messages.iter().zip(&rows) {
+            let Some(after) = row.get::<Option<i64>, _>("text_after") else {
+                continue;
+            };
+            if message.status != MessageStatus::Streaming {
+                continue;
             }
+            for (seq, text) in events::pieces_after(pool, project, &message.id, after).await? {
+                // A piece that rode on event `seq` was stored after event `seq - 1`.
+                pieces.add(message.id.clone(), (seq - 1, true), text);
+            }
+        }
+        for message in &mut messages {
+            message.text.push_str(&pieces.text_of(&message.id));
         }
         Ok(messages)
     }
@@ -124,9 +143,34 @@ impl Store {
         message: &MessageRow,
     ) -> Result<(), StoreError> {
         let mut tx = self.begin_write().await?;
-        upsert(&mut tx, project, message).await?;
+        upsert(&mut tx, project, message, None).await?;
         tx.commit().await?;
         Ok(())
+    }
+}
+
+/// The pieces of text stored after their answers' rows were saved, by
+/// answer, each with its place: the event published before it, and
+/// whether it rode on the event after it (the last piece before that event).
+#[derive(Default)]
+struct Pieces(HashMap<String, Vec<(Place, String)>>);
+
+/// Where a piece goes: after which event, and whether it rode on the next.
+type Place = (i64, bool);
+
+impl Pieces {
+    fn add(&mut self, message_id: String, place: Place, text: String) {
+        self.0.entry(message_id).or_default().push((place, text));
+    }
+
+    /// The answer's pieces in order (stably: those of one place keep the
+    /// order they were read in).
+    fn text_of(&mut self, message_id: &str) -> String {
+        let Some(mut pieces) = self.0.remove(message_id) else {
+            return String::new();
+        };
+        pieces.sort_by_key(|(place, _)| *place);
+        pieces.into_iter().map(|(_, text)| text).collect()
     }
 }
 
@@ -181,22 +225,27 @@ fn usage_json(message: &MessageRow) -> Option<String> {
     Some(value.to_string())
 }
 
+/// Saves the message's row whole; `text_after` is the last event published
+/// when it was saved (by a session's writer), after which the pieces of
+/// text that ride on events follow the row's text.
 pub(super) async fn upsert(
     tx: &mut Transaction<'_, Sqlite>,
     project: &str,
     message: &MessageRow,
+    text_after: Option<u64>,
 ) -> Result<(), StoreError> {
     let (status, detail) = status_columns(&message.status);
     let usage = usage_json(message);
     let finish_reason = message.finish_reason.and_then(finish_reason_text);
     sqlx::query(
         "INSERT INTO messages (project, id, position, role, text, asked, model, usage, \
-         finish_reason, status, status_detail, updated_at, attachments) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+         finish_reason, status, status_detail, updated_at, attachments, text_after) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
          ON CONFLICT (project, id) DO UPDATE SET text = excluded.text, \
          model = excluded.model, usage = excluded.usage, \
          finish_reason = excluded.finish_reason, status = excluded.status, \
-         status_detail = excluded.status_detail, updated_at = excluded.updated_at",
+         status_detail = excluded.status_detail, updated_at = excluded.updated_at, \
+         text_after = excluded.text_after",
     )
     .bind(project)
     .bind(&message.id)
@@ -215,6 +264,7 @@ pub(super) async fn upsert(
             .then(|| serde_json::to_string(&message.attachments).ok())
             .flatten(),
     )
+    .bind(text_after.map(|seq| i64::try_from(seq).unwrap_or(i64::MAX)))
     .execute(&mut **tx)
     .await?;
     // The whole text is in the row now.
@@ -238,13 +288,14 @@ pub(super) async fn append(
 ) -> Result<(), StoreError> {
     for chunk in pieces.chunks(PIECES_PER_INSERT) {
         let mut insert = sqlx::QueryBuilder::<Sqlite>::new(
-            "INSERT INTO message_text (project, seq, message_id, piece) ",
+            "INSERT INTO message_text (project, seq, message_id, piece, after_event) ",
         );
         insert.push_values(chunk, |mut row, piece| {
             row.push_bind(piece.project)
                 .push_bind(piece.seq)
                 .push_bind(piece.message_id)
-                .push_bind(piece.text);
+                .push_bind(piece.text)
+                .push_bind(i64::try_from(piece.after_event).unwrap_or(i64::MAX));
         });
         insert.build().execute(&mut **tx).await?;
     }
@@ -257,9 +308,11 @@ pub(super) struct Piece<'a> {
     pub seq: i64,
     pub message_id: &'a str,
     pub text: &'a str,
+    /// The last event published before it.
+    pub after_event: u64,
 }
 
-/// Pieces one multi-row `INSERT` carries at most (4 parameters each).
+/// Pieces one multi-row `INSERT` carries at most (5 parameters each).
 const PIECES_PER_INSERT: usize = 256;
 
 /// The number of the project's last stored piece of answer text.

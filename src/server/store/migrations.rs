@@ -39,6 +39,14 @@ const FILES: &[(i64, &str, &str)] = &[
             "/migrations/0003_message_attachments.sql"
         )),
     ),
+    (
+        4,
+        "answer text in events",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/0004_answer_text_in_events.sql"
+        )),
+    ),
 ];
 
 /// The store's migrator.

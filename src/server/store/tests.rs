@@ -307,7 +307,7 @@ async fn the_writer_stores_an_event_before_delivering_it() {
         })
     };
     // A finished message is queued before the event that announces it.
-    writer.message(answer("m2", "x", MessageStatus::Complete));
+    writer.message(answer("m2", "x", MessageStatus::Complete), 0);
     writer.event(Arc::new(Envelope {
         seq: 1,
         event: SessionEvent::MessageAdded {
@@ -331,15 +331,15 @@ async fn a_batch_of_many_events_and_pieces_is_stored_whole_and_in_order() {
     store.ensure_project(&project("p2")).await.unwrap();
     let first = EventWriter::spawn(store.clone(), "p1".into(), |_| {});
     let second = EventWriter::spawn(store.clone(), "p2".into(), |_| {});
-    first.message(answer("m1", "", MessageStatus::Streaming));
+    first.message(answer("m1", "", MessageStatus::Streaming), 0);
     for seq in 1..=300 {
         first.event(terminal(seq, "one"));
-        first.append("m1", "a");
+        first.append("m1", "a", seq);
         second.event(terminal(seq, "two"));
     }
-    first.message(answer("m1", &"a".repeat(300), MessageStatus::Complete));
-    first.message(answer("m2", "", MessageStatus::Streaming));
-    first.append("m2", "next");
+    first.message(answer("m1", &"a".repeat(300), MessageStatus::Complete), 300);
+    first.message(answer("m2", "", MessageStatus::Streaming), 300);
+    first.append("m2", "next", 300);
     first.flush().await;
     second.flush().await;
     for project in ["p1", "p2"] {
@@ -444,9 +444,9 @@ async fn projects_are_listed_latest_changed_first() {
 async fn streamed_text_is_appended_to_the_stored_answer_in_order() {
     let (_dir, store) = store_with("p1").await;
     let writer = EventWriter::spawn(store.clone(), "p1".into(), |_| {});
-    writer.message(answer("m2", "", MessageStatus::Streaming));
+    writer.message(answer("m2", "", MessageStatus::Streaming), 0);
     for piece in ["Here ", "it ", "is ✓"] {
-        writer.append("m2", piece);
+        writer.append("m2", piece, 0);
     }
     writer.flush().await;
     let rows = store.messages("p1").await.unwrap();
@@ -457,12 +457,12 @@ async fn streamed_text_is_appended_to_the_stored_answer_in_order() {
 
     // A restarted server's writer numbers its pieces after the stored ones.
     let writer = EventWriter::spawn(store.clone(), "p1".into(), |_| {});
-    writer.append("m2", "!");
+    writer.append("m2", "!", 0);
     writer.flush().await;
     assert_eq!(store.messages("p1").await.unwrap()[0].text, "Here it is ✓!");
 
     // Saved whole, the row holds the text and the pieces are gone.
-    writer.message(answer("m2", "Here it is ✓!", MessageStatus::Complete));
+    writer.message(answer("m2", "Here it is ✓!", MessageStatus::Complete), 0);
     writer.flush().await;
     let rows = store.messages("p1").await.unwrap();
     assert_eq!(rows[0].text, "Here it is ✓!");
@@ -472,6 +472,82 @@ async fn streamed_text_is_appended_to_the_stored_answer_in_order() {
     )
     .await;
     assert_eq!(pieces, 0);
+}
+
+fn notice(seq: u64, text: &str) -> Arc<Envelope> {
+    Arc::new(Envelope {
+        seq,
+        event: SessionEvent::Notice {
+            message_id: "m2".into(),
+            notice: Some(text.into()),
+        },
+    })
+}
+
+#[tokio::test]
+async fn a_token_is_one_row_its_text_riding_on_the_event_after_it() {
+    let (_dir, store) = store_with("p1").await;
+    let writer = EventWriter::spawn(store.clone(), "p1".into(), |_| {});
+    writer.message(answer("m2", "", MessageStatus::Streaming), 0);
+    for (seq, piece) in (1..).zip(["Here ", "it ", "is ✓"]) {
+        writer.append("m2", piece, seq - 1);
+        writer.event(notice(seq, piece));
+    }
+    writer.flush().await;
+    assert_eq!(store.messages("p1").await.unwrap()[0].text, "Here it is ✓");
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM message_text").await, 0);
+    let riding = "SELECT COUNT(*) FROM events WHERE piece_of = 'm2' AND piece IS NOT NULL";
+    assert_eq!(count(&store, riding).await, 3);
+}
+
+#[tokio::test]
+async fn pieces_with_and_without_an_event_after_them_come_back_in_order() {
+    let (dir, store) = store_with("p1").await;
+    let writer = EventWriter::spawn(store.clone(), "p1".into(), |_| {});
+    writer.message(answer("m2", "", MessageStatus::Streaming), 0);
+    // "A" has no event of its own (the parser held it back); "B" rides on
+    // event 1; "C" not on output (compaction deletes output), but on event
+    // 3; "D" ends the batch with no event after it.
+    writer.append("m2", "A", 0);
+    writer.append("m2", "B", 0);
+    writer.event(notice(1, "b"));
+    writer.append("m2", "C", 1);
+    writer.event(Arc::new(Envelope {
+        seq: 2,
+        event: SessionEvent::Terminal { text: "out".into() },
+    }));
+    writer.event(notice(3, "c"));
+    writer.append("m2", "D", 3);
+    writer.flush().await;
+    assert_eq!(store.messages("p1").await.unwrap()[0].text, "ABCD");
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM message_text").await, 2);
+    let riding = "SELECT COUNT(*) FROM events WHERE piece IS NOT NULL AND seq IN (1, 3)";
+    assert_eq!(count(&store, riding).await, 2);
+
+    // Read again by a restarted server's store, in the same order.
+    drop(writer);
+    let reopened = Store::new(&dir.path().join("data"), RuntimeKind::Sandbox);
+    assert_eq!(reopened.messages("p1").await.unwrap()[0].text, "ABCD");
+}
+
+#[tokio::test]
+async fn a_continued_answer_counts_the_text_before_its_row_was_saved_once() {
+    let (_dir, store) = store_with("p1").await;
+    let writer = EventWriter::spawn(store.clone(), "p1".into(), |_| {});
+    writer.message(answer("m2", "", MessageStatus::Streaming), 0);
+    writer.append("m2", "Hello", 0);
+    writer.event(notice(1, "hello"));
+    writer.flush().await;
+    // Interrupted, then continued: the row is saved with the text so far.
+    let interrupted = MessageStatus::Interrupted {
+        reason: "stopped".into(),
+    };
+    writer.message(answer("m2", "Hello", interrupted), 1);
+    writer.message(answer("m2", "Hello", MessageStatus::Streaming), 1);
+    writer.append("m2", ", world", 1);
+    writer.event(notice(2, "world"));
+    writer.flush().await;
+    assert_eq!(store.messages("p1").await.unwrap()[0].text, "Hello, world");
 }
 
 /// Two servers' pools on one file (as after a restart racing the old

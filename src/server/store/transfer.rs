@@ -17,7 +17,7 @@ impl Store {
         let mut tx = pool.begin().await?;
         projects::insert(&mut *tx, project).await?;
         for message in messages {
-            messages::upsert(&mut tx, &project.id, message).await?;
+            messages::upsert(&mut tx, &project.id, message, None).await?;
         }
         for envelope in events {
             events::append(&mut tx, &project.id, envelope).await?;

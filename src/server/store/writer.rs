@@ -23,7 +23,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 use super::messages::{self, MessageRow, Piece};
 use super::output::{OUTPUT_KEPT, output_bytes};
 use super::{Store, StoreError, events};
-use crate::runtime::session::Envelope;
+use crate::runtime::session::{Envelope, SessionEvent};
 
 /// Writes taken in one transaction at most.
 const BATCH: usize = 1024;
@@ -68,11 +68,18 @@ impl Room {
 
 enum Write {
     Event(Arc<Envelope>),
-    Message(MessageRow),
-    /// More text of a streaming answer.
+    /// A message's row; `after`: the last event published before it.
+    Message {
+        row: MessageRow,
+        after: u64,
+    },
+    /// More text of a streaming answer, published after event `after`.
+    /// It rides on the row of the event that follows it in the same
+    /// transaction (one row a token); without one, it gets a row of its own.
     Append {
         message_id: String,
         text: String,
+        after: u64,
     },
     /// Answered once everything queued before it is written.
     Flush(oneshot::Sender<()>),
@@ -162,15 +169,22 @@ impl EventWriter {
         self.send(Write::Event(envelope), "an event");
     }
 
-    pub fn message(&self, message: MessageRow) {
-        self.send(Write::Message(message), "a message");
+    /// Saves a message's row, queued after event `after` was published.
+    pub fn message(&self, message: MessageRow, after: u64) {
+        let write = Write::Message {
+            row: message,
+            after,
+        };
+        self.send(write, "a message");
     }
 
-    /// Appends to a stored answer's text, in order with the events.
-    pub fn append(&self, message_id: &str, text: &str) {
+    /// Appends to a stored answer's text, in order with the events: queued
+    /// after event `after` was published.
+    pub fn append(&self, message_id: &str, text: &str, after: u64) {
         let write = Write::Append {
             message_id: message_id.to_owned(),
             text: text.to_owned(),
+            after,
         };
         self.send(write, "answer text");
     }
@@ -299,7 +313,7 @@ fn deliver(open: &HashMap<u64, Open>, batch: Vec<(u64, Write)>) {
                     (state.deliver)(envelope);
                 }
             }
-            Write::Message(_) | Write::Append { .. } => {}
+            Write::Message { .. } | Write::Append { .. } => {}
             Write::Flush(done) => {
                 let _ = done.send(());
             }
@@ -308,15 +322,18 @@ fn deliver(open: &HashMap<u64, Open>, batch: Vec<(u64, Write)>) {
 }
 
 /// Writes `batch` in one transaction; returns the last piece number of
-/// answer text each writer stored in it (kept once it has committed).
-/// Events and pieces of text are gathered into multi-row inserts; a
+/// answer text each writer stored in `message_text` in it (kept once it has
+/// committed). Events and pieces of text are gathered into multi-row
+/// inserts, a piece riding on the row of its writer's next event when that
+/// event is in the batch and is not output (which compaction deletes); a
 /// message's row is written in its place, after the rows queued before it.
 async fn write(
     store: &Store,
     open: &HashMap<u64, Open>,
     batch: &[(u64, Write)],
 ) -> Result<HashMap<u64, i64>, StoreError> {
-    let mut pieces = HashMap::new();
+    let mut numbers = HashMap::new();
+    let mut pending: HashMap<u64, Pending<'_>> = HashMap::new();
     let mut rows = Rows::default();
     let mut tx = store.begin_write().await?;
     for (writer, write) in batch {
@@ -325,40 +342,91 @@ async fn write(
         };
         let project = state.project.as_str();
         match write {
-            Write::Event(envelope) => rows.events.push((project, envelope)),
-            Write::Message(message) => {
-                rows.write(&mut tx).await?;
-                messages::upsert(&mut tx, project, message).await?;
-            }
-            Write::Append { message_id, text } => {
-                let last = match pieces.get(writer).copied().or(state.piece) {
-                    Some(last) => last,
-                    None => {
-                        // The count reads what is stored: the rows first.
-                        rows.write(&mut tx).await?;
-                        messages::last_piece(&mut tx, project).await?
-                    }
-                };
-                rows.pieces.push(Piece {
+            Write::Event(envelope) => {
+                let output = matches!(envelope.event, SessionEvent::Terminal { .. });
+                let piece = if output { None } else { pending.remove(writer) };
+                rows.events.push(events::EventRow {
                     project,
-                    seq: last + 1,
+                    envelope,
+                    piece: piece.map(|p| (p.message_id, p.text)),
+                });
+            }
+            Write::Message { row, after } => {
+                if let Some(piece) = pending.remove(writer) {
+                    let place = (state, *writer);
+                    own_row(&mut tx, &mut rows, &mut numbers, place, piece).await?;
+                }
+                rows.write(&mut tx).await?;
+                messages::upsert(&mut tx, project, row, Some(*after)).await?;
+            }
+            Write::Append {
+                message_id,
+                text,
+                after,
+            } => {
+                let piece = Pending {
                     message_id,
                     text,
-                });
-                pieces.insert(*writer, last + 1);
+                    after: *after,
+                };
+                if let Some(earlier) = pending.insert(*writer, piece) {
+                    let place = (state, *writer);
+                    own_row(&mut tx, &mut rows, &mut numbers, place, earlier).await?;
+                }
             }
             Write::Flush(_) => {}
         }
     }
+    for (writer, piece) in pending {
+        if let Some(state) = open.get(&writer) {
+            own_row(&mut tx, &mut rows, &mut numbers, (state, writer), piece).await?;
+        }
+    }
     rows.write(&mut tx).await?;
     tx.commit().await?;
-    Ok(pieces)
+    Ok(numbers)
+}
+
+/// A piece of answer text waiting for its writer's next event.
+struct Pending<'a> {
+    message_id: &'a str,
+    text: &'a str,
+    after: u64,
+}
+
+/// Gives `piece` a `message_text` row of its own, numbered after its
+/// project's last one.
+async fn own_row<'a>(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    rows: &mut Rows<'a>,
+    numbers: &mut HashMap<u64, i64>,
+    (state, writer): (&'a Open, u64),
+    piece: Pending<'a>,
+) -> Result<(), StoreError> {
+    let project = state.project.as_str();
+    let last = match numbers.get(&writer).copied().or(state.piece) {
+        Some(last) => last,
+        None => {
+            // The count reads what is stored: the rows first.
+            rows.write(tx).await?;
+            messages::last_piece(tx, project).await?
+        }
+    };
+    rows.pieces.push(Piece {
+        project,
+        seq: last + 1,
+        message_id: piece.message_id,
+        text: piece.text,
+        after_event: piece.after,
+    });
+    numbers.insert(writer, last + 1);
+    Ok(())
 }
 
 /// Rows waiting for their multi-row inserts.
 #[derive(Default)]
 struct Rows<'a> {
-    events: Vec<(&'a str, &'a Envelope)>,
+    events: Vec<events::EventRow<'a>>,
     pieces: Vec<Piece<'a>>,
 }
 
