@@ -77,6 +77,12 @@ impl OutputGate {
     }
 }
 
+/// Whether the event is output, whose rows [`compact`] may delete (the rows
+/// it picks by their JSON's `type`, `terminal`).
+pub fn is_output(event: &SessionEvent) -> bool {
+    matches!(event, SessionEvent::Terminal { .. })
+}
+
 /// The bytes of output an event adds to the terminal (0 for other events).
 pub fn output_bytes(event: &SessionEvent) -> u64 {
     match event {

@@ -21,9 +21,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::messages::{self, MessageRow, Piece};
-use super::output::{OUTPUT_KEPT, output_bytes};
+use super::output::{OUTPUT_KEPT, is_output, output_bytes};
 use super::{Store, StoreError, events};
-use crate::runtime::session::{Envelope, SessionEvent};
+use crate::runtime::session::Envelope;
 
 /// Writes taken in one transaction at most.
 const BATCH: usize = 1024;
@@ -343,8 +343,12 @@ async fn write(
         let project = state.project.as_str();
         match write {
             Write::Event(envelope) => {
-                let output = matches!(envelope.event, SessionEvent::Terminal { .. });
-                let piece = if output { None } else { pending.remove(writer) };
+                // Output may be compacted away: no piece rides on it.
+                let piece = if is_output(&envelope.event) {
+                    None
+                } else {
+                    pending.remove(writer)
+                };
                 rows.events.push(events::EventRow {
                     project,
                     envelope,
