@@ -186,12 +186,6 @@ async fn tokens_arrive_in_order_with_usage() {
     assert_eq!(outcome.result, Ok(FinishReason::Stop));
     assert_eq!(outcome.text, expected);
     assert_eq!(deltas(&events), expected);
-    // One delta per 4-character chunk, in order.
-    let pieces: Vec<&LlmEvent> = events
-        .iter()
-        .filter(|e| matches!(e, LlmEvent::Delta { .. }))
-        .collect();
-    assert_eq!(pieces.len(), expected.chars().count().div_ceil(4));
     let usage = outcome.usage.unwrap();
     assert_eq!(usage.completion_tokens as usize, expected.len().div_ceil(4));
     assert!(usage.prompt_tokens > 0);
@@ -208,6 +202,66 @@ async fn tokens_arrive_in_order_with_usage() {
     let log = mock.log().await;
     assert_eq!(log.len(), 1);
     assert_eq!(log[0]["transcript"], "todo-react");
+}
+
+/// Chunks paced apart, as a model writes them, each go on at once as a
+/// delta of their own: nothing waits for more.
+#[tokio::test]
+async fn chunks_paced_apart_go_on_one_by_one() {
+    let mock = Mock::start(&["--delay-ms", "20"]);
+    let (outcome, events) = ask(&mock.llm(), request("hello")).await;
+    let expected = body_of("greeting.txt");
+    assert_eq!(deltas(&events), expected);
+    let chunks = expected.chars().count().div_ceil(4);
+    let pieces = count(&events, |e| matches!(e, LlmEvent::Delta { .. }));
+    // A stalled test thread may find two chunks waiting now and then.
+    assert!(pieces * 2 >= chunks, "{pieces} deltas for {chunks} chunks");
+    assert_eq!(outcome.result, Ok(FinishReason::Stop));
+}
+
+/// Chunks that have already arrived when the answer reads on (its reader
+/// held back by its pace meanwhile) go on as one delta, so a reader that
+/// fell behind catches up with a few events, in order, losing nothing.
+#[tokio::test]
+async fn chunks_that_arrived_together_go_on_as_one_delta() {
+    let mock = Mock::start(&[]);
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let request = ChatRequest {
+        pace: Pace::new({
+            let gate = Arc::clone(&gate);
+            move || {
+                let gate = Arc::clone(&gate);
+                Box::pin(async move {
+                    let _ = gate.acquire().await.map(|permit| permit.forget());
+                })
+            }
+        }),
+        ..request("build a todo app")
+    };
+    let answer = tokio::spawn({
+        let llm = mock.llm();
+        async move {
+            let mut events = Vec::new();
+            let outcome = chat(&llm, request, CancellationToken::new(), |e| events.push(e)).await;
+            (outcome, events)
+        }
+    });
+    // The provider sends the whole answer while the reader waits.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    gate.add_permits(1 << 20);
+    let (outcome, events) = answer.await.unwrap();
+    let expected = transcript("todo-react.txt");
+    assert_eq!(outcome.result, Ok(FinishReason::Stop));
+    assert_eq!(deltas(&events), expected);
+    let chunks = expected.chars().count().div_ceil(4);
+    let pieces = count(&events, |e| matches!(e, LlmEvent::Delta { .. }));
+    assert!(pieces * 8 <= chunks, "{pieces} deltas for {chunks} chunks");
+    // Usage still comes after all of the text.
+    let usage_at = events.iter().position(|e| matches!(e, LlmEvent::Usage(_)));
+    let last_delta = events
+        .iter()
+        .rposition(|e| matches!(e, LlmEvent::Delta { .. }));
+    assert!(usage_at > last_delta, "{events:?}");
 }
 
 #[tokio::test]

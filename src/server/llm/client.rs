@@ -29,12 +29,12 @@ use async_openai::types::chat::{
     ChatCompletionRequestSystemMessageContent, ChatCompletionRequestToolMessage,
     ChatCompletionRequestToolMessageContent, ChatCompletionRequestUserMessage,
     ChatCompletionRequestUserMessageContent, ChatCompletionRequestUserMessageContentPart,
-    ChatCompletionStreamOptions, ChatCompletionTool, ChatCompletionTools,
-    CreateChatCompletionRequest, CreateChatCompletionStreamResponse,
+    ChatCompletionResponseStream, ChatCompletionStreamOptions, ChatCompletionTool,
+    ChatCompletionTools, CreateChatCompletionRequest, CreateChatCompletionStreamResponse,
     FinishReason as ApiFinishReason, FunctionCall, FunctionObject, ImageUrl,
 };
 use futures::future::BoxFuture;
-use futures::{Stream, StreamExt};
+use futures::{FutureExt, Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 use super::provider::TokenLimitField;
@@ -248,6 +248,7 @@ pub async fn chat(
         cancel,
         on_event,
         text: String::new(),
+        held: String::new(),
         usage: None,
         tool_calls: BTreeMap::new(),
         continuations: 0,
@@ -302,6 +303,20 @@ pub fn stream_chat(
     })
 }
 
+/// At most this many chunks, or this much text, that have already arrived
+/// are handed on as one delta.
+const CATCH_UP_CHUNKS: usize = 256;
+const CATCH_UP_BYTES: usize = 16 * 1024;
+
+/// How far one request has gone.
+#[derive(Clone, Copy, Default)]
+struct Progress {
+    /// Anything of the answer arrived (a retry would repeat it).
+    started: bool,
+    /// The finish reason, once a chunk carried one.
+    finish: Option<FinishReason>,
+}
+
 /// How one request (one round) ended.
 enum RoundEnd {
     Finished(FinishReason),
@@ -316,6 +331,8 @@ struct Run<'a, F> {
     on_event: F,
     /// The answer so far (what the deltas carried).
     text: String,
+    /// Text taken in and not yet handed on (see [`Run::release`]).
+    held: String,
     usage: Option<TokenUsage>,
     tool_calls: BTreeMap<u32, ToolCall>,
     continuations: u8,
@@ -472,8 +489,7 @@ impl<F: FnMut(LlmEvent) + Send> Run<'_, F> {
                 )));
             }
         };
-        let mut started = false;
-        let mut finish: Option<FinishReason> = None;
+        let mut round = Progress::default();
         // One timer for the whole stream rather than one per chunk: when it
         // fires it is re-armed if anything arrived since, so a silence is
         // noticed after one to two idle periods.
@@ -492,34 +508,46 @@ impl<F: FnMut(LlmEvent) + Send> Run<'_, F> {
                         idle.as_mut().reset(tokio::time::Instant::now() + idle_timeout);
                         continue;
                     }
-                    return self.cut(started, format!("no data for {idle_timeout:?}"));
+                    return self.cut(round.started, format!("no data for {idle_timeout:?}"));
                 }
             };
             heard = true;
-            let chunk = match next {
-                Some(Ok(chunk)) => chunk,
-                None => {
-                    return match finish {
-                        Some(reason) => Ok(RoundEnd::Finished(reason)),
-                        None => self.cut(
-                            started,
-                            "the stream ended before the answer was complete".to_owned(),
-                        ),
-                    };
-                }
-                // The final chunks arrived; a transport error after them loses nothing.
-                Some(Err(_)) if finish.is_some() => {
-                    return Ok(RoundEnd::Finished(finish.unwrap_or(FinishReason::Stop)));
-                }
-                Some(Err(error)) => return self.stream_error(started, error),
-            };
-            started |= self.absorb(chunk, trimmer, usage_before, &mut finish);
+            if let Err(end) = self.take_in(&mut stream, next, trimmer, usage_before, &mut round) {
+                self.release();
+                return end;
+            }
             tokio::select! {
                 biased;
                 () = self.cancel.cancelled() => return Ok(RoundEnd::Failed(LlmError::Cancelled)),
                 () = self.pace.ready() => {}
             }
         }
+    }
+
+    /// Takes in `first` and whatever else has already arrived, and hands
+    /// their text on as one delta: a reader that fell behind (waiting for the
+    /// store's writer, or for a core) catches up with one event instead of
+    /// one per chunk. Nothing waits here for more.
+    fn take_in(
+        &mut self,
+        stream: &mut ChatCompletionResponseStream,
+        first: Option<Result<CreateChatCompletionStreamResponse, OpenAIError>>,
+        trimmer: &mut Option<OverlapTrimmer>,
+        usage_before: Option<TokenUsage>,
+        round: &mut Progress,
+    ) -> Result<(), Result<RoundEnd, Failure>> {
+        let mut next = Some(first);
+        let mut taken = 0;
+        while let Some(item) = next.take() {
+            let chunk = self.chunk_or_end(item, round)?;
+            round.started |= self.absorb(chunk, trimmer, usage_before, &mut round.finish);
+            taken += 1;
+            if taken < CATCH_UP_CHUNKS && self.held.len() < CATCH_UP_BYTES {
+                next = stream.next().now_or_never();
+            }
+        }
+        self.release();
+        Ok(())
     }
 
     /// Takes in one chunk; returns whether it carried anything of the answer.
@@ -539,6 +567,7 @@ impl<F: FnMut(LlmEvent) + Send> Run<'_, F> {
             };
             let total = usage_before.map_or(round, |before| before + round);
             self.usage = Some(total);
+            self.release();
             (self.on_event)(LlmEvent::Usage(total));
         }
         for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
@@ -583,9 +612,42 @@ impl<F: FnMut(LlmEvent) + Send> Run<'_, F> {
         carried
     }
 
+    /// One item of the provider's stream: its chunk, or how the round ends.
+    fn chunk_or_end(
+        &self,
+        item: Option<Result<CreateChatCompletionStreamResponse, OpenAIError>>,
+        round: &Progress,
+    ) -> Result<CreateChatCompletionStreamResponse, Result<RoundEnd, Failure>> {
+        let Progress { started, finish } = *round;
+        match item {
+            Some(Ok(chunk)) => Ok(chunk),
+            None => Err(match finish {
+                Some(reason) => Ok(RoundEnd::Finished(reason)),
+                None => self.cut(
+                    started,
+                    "the stream ended before the answer was complete".to_owned(),
+                ),
+            }),
+            // The final chunks arrived; a transport error after them loses nothing.
+            Some(Err(_)) if finish.is_some() => {
+                Err(Ok(RoundEnd::Finished(finish.unwrap_or(FinishReason::Stop))))
+            }
+            Some(Err(error)) => Err(self.stream_error(started, error)),
+        }
+    }
+
+    /// Text joins what is held until [`Run::release`].
     fn emit_text(&mut self, text: String) {
         if !text.is_empty() {
             self.text.push_str(&text);
+            self.held.push_str(&text);
+        }
+    }
+
+    /// Hands on the text held since the last release, as one delta.
+    fn release(&mut self) {
+        if !self.held.is_empty() {
+            let text = std::mem::take(&mut self.held);
             (self.on_event)(LlmEvent::Delta { text });
         }
     }
@@ -596,6 +658,7 @@ impl<F: FnMut(LlmEvent) + Send> Run<'_, F> {
             let rest = t.finish();
             self.emit_text(rest);
         }
+        self.release();
     }
 
     /// The stream stopped early: retryable if nothing had arrived yet.

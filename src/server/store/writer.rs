@@ -29,8 +29,12 @@ use crate::runtime::session::Envelope;
 const BATCH: usize = 1024;
 
 /// Writes waiting in the queue past which producers that can wait do
-/// ([`Room::wait`]): a few seconds of a thousand answers' tokens.
-pub const QUEUE_LIMIT: usize = 8 * BATCH;
+/// ([`Room::wait`]): one transaction's worth. A streaming answer that waits
+/// takes in what arrived meanwhile as one piece of text (the LLM client),
+/// so a writer that fell behind is sent fewer, larger events: at 1,000
+/// streams, limits of 2,048 and 8,192 writes left tokens longer in the
+/// queue and 256 left some answers waiting behind others (README, "Load").
+pub const QUEUE_LIMIT: usize = BATCH;
 
 type Deliver = Box<dyn Fn(Arc<Envelope>) + Send + Sync>;
 
