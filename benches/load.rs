@@ -676,7 +676,8 @@ async fn streams(count: usize, tokens: usize, pace: Duration) -> StreamFigures {
     let mut latencies = Vec::with_capacity(projects.len() * ends.len());
     let (mut resyncs, mut text_events) = (0, 0);
     let mut spans = Vec::new();
-    // Tokens slower than SLOW, by the half second the provider sent them in.
+    // Tokens slower than `slow_from`, by the half second the provider sent them in.
+    let slow_from = slow_from();
     let mut slow = std::collections::BTreeMap::new();
     for (i, f) in followed.iter().enumerate() {
         resyncs += f.resyncs;
@@ -705,7 +706,7 @@ async fn streams(count: usize, tokens: usize, pace: Duration) -> StreamFigures {
         }
         for (s, r) in sent.iter().zip(&f.received) {
             let latency = r.saturating_duration_since(*s);
-            if latency >= SLOW {
+            if latency >= slow_from {
                 let at = s.saturating_duration_since(started).as_millis() / 500;
                 *slow.entry(at).or_insert(0usize) += 1;
             }
@@ -714,7 +715,7 @@ async fn streams(count: usize, tokens: usize, pace: Duration) -> StreamFigures {
     }
     latencies.sort();
     if std::env::var_os("RIVET_LOAD_SLOW").is_some() {
-        print_slow(&slow);
+        print_slow(&slow, slow_from);
     }
     // How many answers streamed at once, from the provider's side.
     let mut edges: Vec<(Instant, i64)> = spans
@@ -872,16 +873,19 @@ fn print_streams(all: &[StreamFigures], tokens: usize, pace: Duration) {
     }
 }
 
-/// A token counts as slow from this latency on (`RIVET_LOAD_SLOW`).
-const SLOW: Duration = Duration::from_millis(20);
+/// A token counts as slow from this latency on: `RIVET_LOAD_SLOW`, in
+/// milliseconds (20 when it is not a number).
+fn slow_from() -> Duration {
+    Duration::from_millis(env_or("RIVET_LOAD_SLOW", 20))
+}
 
 /// With `RIVET_LOAD_SLOW` set: when the slow tokens were sent, by half
 /// second since the messages were sent, to tell a burst (answers starting
 /// or ending together) from a steady cost.
-fn print_slow(slow: &std::collections::BTreeMap<u128, usize>) {
+fn print_slow(slow: &std::collections::BTreeMap<u128, usize>, from: Duration) {
     println!(
         "tokens over {} ms, by when they were sent:",
-        SLOW.as_millis()
+        from.as_millis()
     );
     for (half, count) in slow {
         println!("  {:>5.1} s  {count}", *half as f64 / 2.0);
