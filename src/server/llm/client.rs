@@ -512,8 +512,9 @@ impl<F: FnMut(LlmEvent) + Send> Run<'_, F> {
                 }
             };
             heard = true;
-            if let Err(end) = self.take_in(&mut stream, next, trimmer, usage_before, &mut round) {
-                self.release();
+            let taken = self.take_in(&mut stream, next, trimmer, usage_before, &mut round);
+            self.release();
+            if let Err(end) = taken {
                 return end;
             }
             tokio::select! {
@@ -524,10 +525,11 @@ impl<F: FnMut(LlmEvent) + Send> Run<'_, F> {
         }
     }
 
-    /// Takes in `first` and whatever else has already arrived, and hands
-    /// their text on as one delta: a reader that fell behind (waiting for the
-    /// store's writer, or for a core) catches up with one event instead of
-    /// one per chunk. Nothing waits here for more.
+    /// Takes in `first` and whatever else has already arrived, their text
+    /// held to go on as one delta (the caller releases it): a reader that
+    /// fell behind (waiting for the store's writer, or for a core) catches
+    /// up with one event instead of one per chunk. Nothing waits here for
+    /// more.
     fn take_in(
         &mut self,
         stream: &mut ChatCompletionResponseStream,
@@ -546,7 +548,6 @@ impl<F: FnMut(LlmEvent) + Send> Run<'_, F> {
                 next = stream.next().now_or_never();
             }
         }
-        self.release();
         Ok(())
     }
 
@@ -619,20 +620,16 @@ impl<F: FnMut(LlmEvent) + Send> Run<'_, F> {
         round: &Progress,
     ) -> Result<CreateChatCompletionStreamResponse, Result<RoundEnd, Failure>> {
         let Progress { started, finish } = *round;
-        match item {
-            Some(Ok(chunk)) => Ok(chunk),
-            None => Err(match finish {
-                Some(reason) => Ok(RoundEnd::Finished(reason)),
-                None => self.cut(
-                    started,
-                    "the stream ended before the answer was complete".to_owned(),
-                ),
-            }),
-            // The final chunks arrived; a transport error after them loses nothing.
-            Some(Err(_)) if finish.is_some() => {
-                Err(Ok(RoundEnd::Finished(finish.unwrap_or(FinishReason::Stop))))
-            }
-            Some(Err(error)) => Err(self.stream_error(started, error)),
+        match (item, finish) {
+            (Some(Ok(chunk)), _) => Ok(chunk),
+            // The final chunks arrived; the end, or a transport error after
+            // them, loses nothing.
+            (None | Some(Err(_)), Some(reason)) => Err(Ok(RoundEnd::Finished(reason))),
+            (None, None) => Err(self.cut(
+                started,
+                "the stream ended before the answer was complete".to_owned(),
+            )),
+            (Some(Err(error)), None) => Err(self.stream_error(started, error)),
         }
     }
 
