@@ -360,7 +360,9 @@ async fn write(
                 });
             }
             Write::Message { row, after } => {
-                if let Some(piece) = pending.remove(writer) {
+                // A piece of this message's own text is in its row now (the
+                // row's save deletes the message's stored pieces).
+                if let Some(piece) = pending.remove(writer).filter(|p| p.message_id != row.id) {
                     let place = (state, *writer);
                     own_row(&mut tx, &mut rows, &mut numbers, place, piece).await?;
                 }
