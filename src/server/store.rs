@@ -178,5 +178,11 @@ impl Store {
 pub fn now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .map_or(0, |d| int(d.as_secs()))
+}
+
+/// A count, number or time as SQLite stores it: an `i64`, saturating at
+/// `i64::MAX` instead of wrapping to a negative number.
+pub fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }

@@ -96,7 +96,7 @@ pub async fn publish(
     if let Some(visibility) = input.visibility {
         site.visibility = visibility;
     }
-    state.sites.save(project, &site)?;
+    save(state, project, site).await?;
     let url = site_url(&state.config, project);
     tracing::info!(%project, version, files, bytes, url, "published");
     Ok(Published { version, url })
@@ -121,7 +121,7 @@ pub async fn rollback(
         return Err(PublishError::NoVersion(version).into());
     }
     site.live = Some(version);
-    state.sites.save(project, &site)?;
+    let site = save(state, project, site).await?;
     tracing::info!(%project, version, "rolled back the published site");
     Ok(view(state, project, site))
 }
@@ -134,9 +134,16 @@ pub async fn unpublish(state: &AppState, project: &ProjectId) -> Result<SiteView
     if site.live.take().is_none() {
         return Err(PublishError::NotPublished.into());
     }
-    state.sites.save(project, &site)?;
+    let site = save(state, project, site).await?;
     tracing::info!(%project, "unpublished");
     Ok(view(state, project, site))
+}
+
+/// Keeps the site's record, off the async threads: writing it syncs the
+/// file to disk. The caller holds the sites' lock.
+async fn save(state: &AppState, project: &ProjectId, site: Site) -> Result<Site, PublishError> {
+    let (sites, project) = (state.sites.clone(), project.clone());
+    off_thread(move || sites.save(&project, &site).map(|()| site)).await
 }
 
 /// Forgets a deleted project's site.

@@ -152,7 +152,7 @@ pub(super) async fn append_many(
             let json = serde_json::to_string(&event.envelope.event).unwrap_or_default();
             let (piece_of, piece) = event.piece.unzip();
             row.push_bind(event.project)
-                .push_bind(i64::try_from(event.envelope.seq).unwrap_or(i64::MAX))
+                .push_bind(super::int(event.envelope.seq))
                 .push_bind(json)
                 .push_bind(piece_of)
                 .push_bind(piece);

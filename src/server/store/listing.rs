@@ -112,8 +112,8 @@ impl Store {
              ORDER BY seq",
         )
         .bind(project)
-        .bind(i64::try_from(after).unwrap_or(i64::MAX))
-        .bind(i64::try_from(up_to).unwrap_or(i64::MAX))
+        .bind(super::int(after))
+        .bind(super::int(up_to))
         .fetch_all(pool)
         .await?;
         let mut events = Vec::with_capacity(rows.len());

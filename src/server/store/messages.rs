@@ -264,7 +264,7 @@ pub(super) async fn upsert(
             .then(|| serde_json::to_string(&message.attachments).ok())
             .flatten(),
     )
-    .bind(text_after.map(|seq| i64::try_from(seq).unwrap_or(i64::MAX)))
+    .bind(text_after.map(super::int))
     .execute(&mut **tx)
     .await?;
     // The whole text is in the row now.
@@ -295,7 +295,7 @@ pub(super) async fn append(
                 .push_bind(piece.seq)
                 .push_bind(piece.message_id)
                 .push_bind(piece.text)
-                .push_bind(i64::try_from(piece.after_event).unwrap_or(i64::MAX));
+                .push_bind(super::int(piece.after_event));
         });
         insert.build().execute(&mut **tx).await?;
     }

@@ -153,7 +153,7 @@ async fn cut(tx: &mut Transaction<'_, Sqlite>, project: &str) -> Result<Option<i
          ORDER BY seq DESC LIMIT 1",
     )
     .bind(project)
-    .bind(i64::try_from(OUTPUT_KEPT).unwrap_or(i64::MAX))
+    .bind(super::int(OUTPUT_KEPT))
     .fetch_optional(&mut **tx)
     .await?;
     Ok(row.map(|row| row.get(0)))

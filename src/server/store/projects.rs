@@ -112,7 +112,7 @@ impl Store {
 
 impl ProjectRow {
     pub fn from_meta(meta: &ProjectMeta, runtime: RuntimeKind) -> ProjectRow {
-        let created = i64::try_from(meta.created).unwrap_or(i64::MAX);
+        let created = super::int(meta.created);
         ProjectRow {
             id: meta.id.as_str().to_owned(),
             name: meta.name.clone(),

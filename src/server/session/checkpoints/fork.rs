@@ -80,7 +80,7 @@ async fn last_event_of(state: &AppState, project: &str, position: i64) -> Result
         matches!(&e.event, SessionEvent::MessageAdded { message } if number(&message.id) > position)
     });
     let last = next.map_or(replay.last_seq, |e| e.seq.saturating_sub(1));
-    Ok(i64::try_from(last).unwrap_or(i64::MAX))
+    Ok(crate::server::store::int(last))
 }
 
 #[derive(Debug, thiserror::Error)]
