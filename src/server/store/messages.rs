@@ -281,6 +281,29 @@ pub(super) async fn upsert(
     Ok(())
 }
 
+/// Drops the text of answer `message_id` that rode on the project's events
+/// after `from` up to `to`, if the answer's row holds the text up to `to`
+/// (only the pieces after the row's `text_after` are read).
+pub(super) async fn forget_pieces(
+    tx: &mut Transaction<'_, Sqlite>,
+    project: &str,
+    message_id: &str,
+    (from, to): (u64, u64),
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE events SET piece_of = NULL, piece = NULL WHERE project = $1 \
+         AND seq > $2 AND seq <= $3 AND piece_of = $4 AND EXISTS (SELECT 1 FROM messages \
+         WHERE project = $1 AND id = $4 AND text_after >= $3)",
+    )
+    .bind(project)
+    .bind(super::int(from))
+    .bind(super::int(to))
+    .bind(message_id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
 /// Stores one more piece of a streaming answer's text as piece `seq`.
 pub(super) async fn append(
     tx: &mut Transaction<'_, Sqlite>,

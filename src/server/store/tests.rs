@@ -484,9 +484,9 @@ fn notice(seq: u64, text: &str) -> Arc<Envelope> {
     })
 }
 
-#[tokio::test]
-async fn a_token_is_one_row_its_text_riding_on_the_event_after_it() {
-    let (_dir, store) = store_with("p1").await;
+/// A writer of project p1 that has stored answer m2 streaming "Here it is
+/// ✓" in three pieces, each riding on one of events 1 to 3.
+async fn streamed_answer(store: &Store) -> EventWriter {
     let writer = EventWriter::spawn(store.clone(), "p1".into(), |_| {});
     writer.message(answer("m2", "", MessageStatus::Streaming), 0);
     for (seq, piece) in (1..).zip(["Here ", "it ", "is ✓"]) {
@@ -494,10 +494,77 @@ async fn a_token_is_one_row_its_text_riding_on_the_event_after_it() {
         writer.event(notice(seq, piece));
     }
     writer.flush().await;
+    writer
+}
+
+#[tokio::test]
+async fn a_token_is_one_row_its_text_riding_on_the_event_after_it() {
+    let (_dir, store) = store_with("p1").await;
+    let _writer = streamed_answer(&store).await;
     assert_eq!(store.messages("p1").await.unwrap()[0].text, "Here it is ✓");
     assert_eq!(count(&store, "SELECT COUNT(*) FROM message_text").await, 0);
     let riding = "SELECT COUNT(*) FROM events WHERE piece_of = 'm2' AND piece IS NOT NULL";
     assert_eq!(count(&store, riding).await, 3);
+}
+
+/// Once the answer's row is saved with its text, the copy of that text that
+/// rode on its events is dropped when the writer is idle: the answer reads
+/// the same, also after a restart, and is stored once. An answer still
+/// streaming keeps what rides after its row's last save.
+#[tokio::test]
+async fn an_answer_saved_whole_keeps_no_second_copy_of_its_text_on_its_events() {
+    let (dir, store) = store_with("p1").await;
+    let writer = streamed_answer(&store).await;
+    let riding = "SELECT COUNT(*) FROM events WHERE piece IS NOT NULL OR piece_of IS NOT NULL";
+    assert_eq!(count(&store, riding).await, 3);
+    // Another message's save in between changes nothing for this answer.
+    writer.message(answer("m9", "other", MessageStatus::Complete), 2);
+    // Saved mid-answer after event 2: the pieces on events 1 and 2 go.
+    writer.message(answer("m2", "Here it ", MessageStatus::Streaming), 2);
+    writer.flush().await;
+    // The drop runs once the writer is idle, before the next flush.
+    writer.flush().await;
+    assert_eq!(count(&store, riding).await, 1);
+    assert_eq!(store.messages("p1").await.unwrap()[0].text, "Here it is ✓");
+    writer.message(answer("m9", "other", MessageStatus::Complete), 3);
+    writer.message(answer("m2", "Here it is ✓", MessageStatus::Complete), 3);
+    writer.flush().await;
+    writer.flush().await;
+    assert_eq!(count(&store, riding).await, 0);
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM events").await, 3);
+    assert_eq!(store.messages("p1").await.unwrap()[0].text, "Here it is ✓");
+    drop(writer);
+    let reopened = Store::new(&dir.path().join("data"), RuntimeKind::Sandbox);
+    assert_eq!(
+        reopened.messages("p1").await.unwrap()[0].text,
+        "Here it is ✓"
+    );
+}
+
+/// A save whose row did not reach the store leaves the text riding on the
+/// events it was noted for: there it is the only copy.
+#[tokio::test]
+async fn text_is_dropped_from_events_only_when_the_row_holds_it() {
+    let (_dir, store) = store_with("p1").await;
+    let writer = EventWriter::spawn(store.clone(), "p1".into(), |_| {});
+    writer.message(answer("m2", "", MessageStatus::Streaming), 0);
+    writer.append("m2", "kept", 0);
+    writer.event(notice(1, "kept"));
+    writer.flush().await;
+    // The table refuses the answer's last save.
+    sqlx::query(
+        "CREATE TRIGGER refuse BEFORE UPDATE ON messages WHEN NEW.status = 'complete' \
+         BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    )
+    .execute(store.writes().await.unwrap())
+    .await
+    .unwrap();
+    writer.message(answer("m2", "kept", MessageStatus::Complete), 1);
+    writer.flush().await;
+    writer.flush().await;
+    let riding = "SELECT COUNT(*) FROM events WHERE piece IS NOT NULL";
+    assert_eq!(count(&store, riding).await, 1);
+    assert_eq!(store.messages("p1").await.unwrap()[0].text, "kept");
 }
 
 #[tokio::test]

@@ -20,6 +20,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use tokio::sync::{Notify, mpsc, oneshot};
 
+mod folded;
+
+use folded::Noted;
+
 use super::messages::{self, MessageRow, Piece};
 use super::output::{OUTPUT_KEPT, is_output, output_bytes};
 use super::{Store, StoreError, events};
@@ -215,10 +219,14 @@ struct Open {
     piece: Option<i64>,
     /// Output written since the project's stored output was last compacted.
     output: u64,
+    /// The answers still streaming whose rows this writer saved, each with
+    /// the last event published at its last save (`folded.rs`).
+    saved: HashMap<String, u64>,
 }
 
 async fn run(store: Store, mut rx: mpsc::UnboundedReceiver<Job>, backlog: Arc<Backlog>) {
     let mut open: HashMap<u64, Open> = HashMap::new();
+    let mut noted = Noted::default();
     let mut jobs = Vec::new();
     while rx.recv_many(&mut jobs, BATCH).await > 0 {
         let mut batch = Vec::new();
@@ -235,6 +243,7 @@ async fn run(store: Store, mut rx: mpsc::UnboundedReceiver<Job>, backlog: Arc<Ba
                         deliver,
                         piece: None,
                         output: 0,
+                        saved: HashMap::new(),
                     };
                     open.insert(writer, state);
                 }
@@ -244,12 +253,17 @@ async fn run(store: Store, mut rx: mpsc::UnboundedReceiver<Job>, backlog: Arc<Ba
         }
         write_batch(&store, &mut open, &batch).await;
         compact_full(&store, &mut open, &batch).await;
+        noted.note(&mut open, &batch);
         let written = batch.len();
         deliver(&open, batch);
         backlog.queued.fetch_sub(written, Ordering::AcqRel);
         backlog.drained.notify_waiters();
         for writer in closed {
             open.remove(&writer);
+        }
+        // Nothing else waits: drop some answers' second copy of their text.
+        if rx.is_empty() && !noted.is_empty() {
+            noted.drop_some(&store).await;
         }
     }
 }
