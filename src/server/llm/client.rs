@@ -471,9 +471,13 @@ impl<F: FnMut(LlmEvent) + Send> Run<'_, F> {
         usage_before: Option<TokenUsage>,
     ) -> Result<RoundEnd, Failure> {
         let chat = client.chat();
+        // One future for the whole attempt, polled again by each `select!`,
+        // rather than a new one made (and registered) twice per chunk.
+        let cancelled = self.cancel.clone().cancelled_owned();
+        tokio::pin!(cancelled);
         let opened = tokio::select! {
             biased;
-            () = self.cancel.cancelled() => return Ok(RoundEnd::Failed(LlmError::Cancelled)),
+            () = &mut cancelled => return Ok(RoundEnd::Failed(LlmError::Cancelled)),
             opened = tokio::time::timeout(
                 self.options.first_byte_timeout,
                 chat.create_stream(request),
@@ -501,7 +505,7 @@ impl<F: FnMut(LlmEvent) + Send> Run<'_, F> {
             let next = tokio::select! {
                 biased;
                 // Returning drops `stream`, which closes the upstream connection.
-                () = self.cancel.cancelled() => return Ok(RoundEnd::Failed(LlmError::Cancelled)),
+                () = &mut cancelled => return Ok(RoundEnd::Failed(LlmError::Cancelled)),
                 next = stream.next() => next,
                 () = &mut idle => {
                     if std::mem::take(&mut heard) {
@@ -519,7 +523,7 @@ impl<F: FnMut(LlmEvent) + Send> Run<'_, F> {
             }
             tokio::select! {
                 biased;
-                () = self.cancel.cancelled() => return Ok(RoundEnd::Failed(LlmError::Cancelled)),
+                () = &mut cancelled => return Ok(RoundEnd::Failed(LlmError::Cancelled)),
                 () = self.pace.ready() => {}
             }
         }
