@@ -27,13 +27,18 @@
 //! `cargo bench --profile release --no-default-features --features ssr
 //! --bench load` (needs bwrap; all traffic on 127.0.0.1; not part of the
 //! test suite). It prints Markdown tables. `RIVET_LOAD_BIN` names another
-//! `rivet` binary to measure instead of the one built with the bench.
+//! `rivet` binary to measure instead of the one built with the bench;
+//! `RIVET_LOAD_FLOOR=1` measures the streams through a bare relay instead
+//! (`load/relay.rs`), the floor of what this machine and these clients allow.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[allow(dead_code)]
 #[path = "../tests/it/support.rs"]
 mod support;
+
+#[path = "load/relay.rs"]
+mod relay;
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -266,16 +271,23 @@ struct Ide {
 impl Ide {
     async fn start(base_url: &str) -> Ide {
         let data = tempfile::tempdir().unwrap();
-        // RIVET_LOAD_BIN measures another build of the server (an earlier
-        // commit's, say) with the same clients, in the same run.
-        let bin = std::env::var_os("RIVET_LOAD_BIN")
-            .unwrap_or_else(|| env!("CARGO_BIN_EXE_rivet").into());
-        let mut command = tokio::process::Command::new(bin);
-        support::serve_in(&mut command, data.path());
-        command
-            .env("RIVET_LLM_PROVIDER", "custom")
-            .env("RIVET_LLM_BASE_URL", base_url)
-            .env("RIVET_LLM_MODEL", "rivet-replay");
+        let command = if floor() {
+            let mut relay = tokio::process::Command::new(std::env::current_exe().unwrap());
+            relay.env(relay::UPSTREAM, base_url);
+            relay
+        } else {
+            // RIVET_LOAD_BIN measures another build of the server (an earlier
+            // commit's, say) with the same clients, in the same run.
+            let bin = std::env::var_os("RIVET_LOAD_BIN")
+                .unwrap_or_else(|| env!("CARGO_BIN_EXE_rivet").into());
+            let mut command = tokio::process::Command::new(bin);
+            support::serve_in(&mut command, data.path());
+            command
+                .env("RIVET_LLM_PROVIDER", "custom")
+                .env("RIVET_LLM_BASE_URL", base_url)
+                .env("RIVET_LLM_MODEL", "rivet-replay");
+            command
+        };
         let (child, addr, mut log) = support::spawn_serve_with_log(command).await;
         let unwatched = Arc::new(AtomicUsize::new(0));
         let started = Arc::new(AtomicUsize::new(0));
@@ -772,8 +784,13 @@ async fn streams(count: usize, tokens: usize, pace: Duration) -> StreamFigures {
 }
 
 fn print_streams(all: &[StreamFigures], tokens: usize, pace: Duration) {
+    let through = if floor() {
+        "the relay (`RIVET_LOAD_FLOOR`: no server, the floor)"
+    } else {
+        "`rivet serve`"
+    };
     println!(
-        "\n## Concurrent streaming answers through `rivet serve` ({tokens} chunks of \
+        "\n## Concurrent streaming answers through {through} ({tokens} chunks of \
          {CHUNK_CHARS} characters per answer, one every {} ms)\n",
         pace.as_millis()
     );
@@ -1026,7 +1043,17 @@ async fn idle_sandboxes(count: usize) {
     }
 }
 
+/// Whether the streams go through the relay (`relay.rs`) instead of the
+/// server: the floor of what the bench can measure on this machine.
+fn floor() -> bool {
+    std::env::var_os("RIVET_LOAD_FLOOR").is_some_and(|v| v == "1")
+}
+
 fn main() {
+    if let Ok(upstream) = std::env::var(relay::UPSTREAM) {
+        relay::run(upstream);
+        return;
+    }
     raise_open_files();
     let counts: Vec<usize> = std::env::var("RIVET_LOAD_STREAMS")
         .unwrap_or_else(|_| "100,1000".to_owned())
