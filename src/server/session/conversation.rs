@@ -426,17 +426,23 @@ fn in_plan_mode(state: &AppState, handle: &ProjectHandle) -> bool {
 const ENDING: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Claims the slot for a new answer, with a token of its own. Busy while an
-/// answer streams; an answer that has ended is waited for, up to [`ENDING`].
+/// answer streams; an answer that has ended is waited for, up to [`ENDING`],
+/// woken by its [`release`].
 async fn claim(handle: &ProjectHandle) -> Result<CancellationToken, ApiError> {
     let cancel = CancellationToken::new();
     let deadline = tokio::time::Instant::now() + ENDING;
     loop {
-        match claim_with(handle, &cancel) {
+        let freed = handle.slot_freed.notified();
+        tokio::pin!(freed);
+        // Registered before the check, so a release in between is not missed.
+        freed.as_mut().enable();
+        let busy = match claim_with(handle, &cancel) {
             Ok(()) => return Ok(cancel),
-            Err(busy) if tokio::time::Instant::now() >= deadline || streams(handle) => {
-                return Err(busy);
-            }
-            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(5)).await,
+            Err(busy) if streams(handle) => return Err(busy),
+            Err(busy) => busy,
+        };
+        if tokio::time::timeout_at(deadline, freed).await.is_err() {
+            return Err(busy);
         }
     }
 }
@@ -459,6 +465,7 @@ fn claim_with(handle: &ProjectHandle, cancel: &CancellationToken) -> Result<(), 
 /// Frees the slot: the one place an answer's end is marked.
 fn release(handle: &ProjectHandle) {
     handle.conversation().streaming = Streaming(None);
+    handle.slot_freed.notify_waiters();
 }
 
 /// An answer's end: the slot is free and its checkpoint follows its actions.
@@ -596,6 +603,9 @@ fn drop_unfinished(handle: &ProjectHandle) {
 #[cfg(test)]
 pub fn pretend_streaming(handle: &ProjectHandle, streaming: bool) {
     handle.conversation().streaming = Streaming(streaming.then(CancellationToken::new));
+    if !streaming {
+        handle.slot_freed.notify_waiters();
+    }
 }
 
 #[cfg(test)]

@@ -34,6 +34,9 @@ pub struct ProjectHandle {
     /// The site the browser tab is building for a publish, while it builds.
     pub site_build: super::publish::BrowserBuild,
     conversation: Mutex<Conversation>,
+    /// Told when an answer frees the conversation's slot
+    /// (`conversation::release`), so a new message waiting for it wakes.
+    pub(super) slot_freed: tokio::sync::Notify,
 }
 
 impl ProjectHandle {
@@ -72,6 +75,7 @@ impl ProjectHandle {
             browser: super::browser::Relay::default(),
             site_build: Default::default(),
             conversation: Mutex::new(Conversation::default()),
+            slot_freed: tokio::sync::Notify::new(),
         })
     }
 

@@ -47,6 +47,31 @@ async fn a_claim_right_after_an_answer_ended_waits_for_the_slot_and_one_while_it
     assert!(matches!(claim(&handle).await, Err(ApiError::Busy)));
 }
 
+/// A claim waiting for an ended answer is told when the slot is freed: on
+/// this one-threaded runtime it has run by the time the test's task yields
+/// a few times, where a claim that polls on a timer would still sleep.
+#[tokio::test]
+async fn a_claim_waiting_for_the_slot_wakes_when_it_is_freed_not_on_a_timer() {
+    let (_state, handle, _data) = project().await;
+    pretend_streaming(&handle, true);
+    let waiting = {
+        let handle = Arc::clone(&handle);
+        tokio::spawn(async move { claim(&handle).await.map(|_| ()) })
+    };
+    let turns = || async {
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
+    };
+    turns().await;
+    assert!(!waiting.is_finished(), "the slot is held: the claim waits");
+    release(&handle);
+    turns().await;
+    assert!(waiting.is_finished(), "the release woke the claim");
+    waiting.await.unwrap().unwrap();
+    assert!(is_busy(&handle));
+}
+
 #[tokio::test]
 async fn send_while_an_answer_streams_is_busy_and_records_nothing() {
     let (state, handle, _data) = project().await;
