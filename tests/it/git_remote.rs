@@ -168,3 +168,75 @@ async fn a_wrong_token_or_a_bad_remote_is_refused_with_a_code() {
     let heads = git(&remote.repo(), &["for-each-ref"]);
     assert!(heads.is_empty(), "{heads}");
 }
+
+/// A remote that takes the connection and never answers: the status the
+/// settings ask of it waits (up to the fetch's timeout), and the project's
+/// checkpoints do not wait with it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_remote_that_never_answers_holds_up_no_checkpoint() {
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/app.git", silent.local_addr().unwrap());
+    let (connected, asked) = tokio::sync::oneshot::channel();
+    let held = tokio::spawn(async move {
+        let (socket, _) = silent.accept().await.unwrap();
+        let _ = connected.send(());
+        std::future::pending::<()>().await;
+        drop(socket);
+    });
+    let (_mock, server) = server().await;
+    let project = server.create("silent remote").await;
+    server
+        .put_file(&project, "index.html", "<h1>one</h1>\n")
+        .await;
+    let (code, set) = set_remote(&server, &project, json!({ "url": url })).await;
+    assert_eq!(code, StatusCode::OK, "{set}");
+    let status = {
+        let request = server
+            .http
+            .get(server.url(&format!("/projects/{project}/git/status")));
+        tokio::spawn(async move { request.send().await.map(|r| r.status()) })
+    };
+    asked.await.unwrap();
+
+    // An answer now: its checkpoint is taken while the status still waits.
+    let answered = async {
+        let messages = server.url(&format!("/projects/{project}/messages"));
+        let (code, sent) = server
+            .json(
+                server
+                    .http
+                    .post(&messages)
+                    .json(&json!({ "text": "hello" })),
+            )
+            .await;
+        assert_eq!(code, StatusCode::ACCEPTED, "{sent}");
+        let id = sent["assistant_message_id"].as_str().unwrap().to_owned();
+        let list = server.url(&format!("/projects/{project}/checkpoints"));
+        loop {
+            let (_, checkpoints) = server.json(server.http.get(&list)).await;
+            let taken = checkpoints.as_array().into_iter().flatten();
+            if taken.into_iter().any(|c| c["message_id"] == id.as_str()) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), answered)
+        .await
+        .expect("the answer's checkpoint waited for the remote");
+    assert!(!status.is_finished(), "the remote never answered");
+
+    // The remote hangs up: the status says it failed, and the project is as it was.
+    held.abort();
+    let code = status.await.unwrap().unwrap();
+    assert!(code.is_client_error() || code.is_server_error(), "{code}");
+    let (code, files) = server
+        .json(
+            server
+                .http
+                .get(server.url(&format!("/projects/{project}/files"))),
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK);
+    assert!(files.to_string().contains("index.html"), "{files}");
+}

@@ -155,11 +155,18 @@ pub async fn status(state: &AppState, project: &ProjectId) -> Result<GitStatus, 
     let handle = open_project(state, project).await?;
     let checkpoints =
         super::checkpoints::checkpoints(&handle).ok_or(CheckpointError::Unavailable)?;
-    let _guard = checkpoints.lock().await;
     let repo = checkpoints.repo();
+    {
+        let _guard = checkpoints.lock().await;
+        repo.ensure().await.map_err(|e| checkpoints.repo_error(e))?;
+    }
+    // The remote is asked with the checkpoints free: a slow or silent one
+    // (up to the fetch's timeout) must not hold up the project's
+    // checkpoints and restores while the settings show its status.
     let fetched = repo
-        .fetch(&remote.url, &remote.branch, credentials(&remote))
+        .peek(&remote.url, &remote.branch, credentials(&remote))
         .await?;
+    let _guard = checkpoints.lock().await;
     let divergence = repo
         .divergence(fetched.as_deref())
         .await

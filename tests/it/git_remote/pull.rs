@@ -16,10 +16,14 @@ async fn pull(server: &Server, project: &str) -> (StatusCode, Value) {
     server.json(server.http.post(&url)).await
 }
 
+/// The status, which leaves no ref of its fetch behind.
 async fn status(server: &Server, project: &str) -> Value {
     let url = server.url(&format!("/projects/{project}/git/status"));
     let (code, body) = server.json(server.http.get(&url)).await;
     assert_eq!(code, StatusCode::OK, "{body}");
+    let repo = server.project_dir(project).join("checkpoints.git");
+    let left = git(&repo, &["for-each-ref", "refs/rivet/peek"]);
+    assert_eq!(left, "", "the status's fetched ref stays");
     body
 }
 

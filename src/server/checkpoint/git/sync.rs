@@ -8,7 +8,9 @@
 //! A pull is a fetch into a ref of Rivet's (`refs/rivet/remote`), then a
 //! fast-forward or a merge commit made with `git merge-tree`, which needs
 //! no work tree: the caller writes the merged files back through the
-//! project's runtime. A conflict changes nothing.
+//! project's runtime. A conflict changes nothing. A status's fetch, made
+//! without holding the checkpoints (a silent remote takes up to
+//! [`REMOTE_TIMEOUT`]), goes to a ref of its own ([`Repo::peek`]).
 
 use std::process::Output;
 use std::time::Duration;
@@ -22,6 +24,10 @@ use super::{BRANCH, GitError, Repo};
 const REMOTE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Where the remote branch's latest fetched commit is kept.
 const FETCHED: &str = "refs/rivet/remote";
+/// Where a status's fetch puts its commit, one ref per fetch (numbered by
+/// [`PEEKS`]) and removed once read.
+const PEEKED: &str = "refs/rivet/peek";
+static PEEKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Who pushes: the remote's user name (any, for most token schemes) and
 /// its token.
@@ -146,18 +152,51 @@ impl Repo {
         credentials: Option<Credentials<'_>>,
     ) -> Result<Option<String>, SyncError> {
         self.ensure().await?;
-        let refspec = format!("+refs/heads/{branch}:{FETCHED}");
-        let args = [
-            "fetch",
-            "--no-tags",
-            "--no-write-fetch-head",
-            "-q",
-            url,
-            &refspec,
-        ];
+        self.fetch_into(url, branch, credentials, FETCHED, &[])
+            .await
+    }
+
+    /// Fetches `branch` of `url` for a look only, safe beside the
+    /// checkpoints' own git (the caller need not hold them): into a ref of
+    /// this fetch's own, removed once read, with no maintenance after it.
+    /// The repository must exist ([`Repo::ensure`]). The commit stays in
+    /// the object store, for [`Repo::divergence`].
+    pub async fn peek(
+        &self,
+        url: &str,
+        branch: &str,
+        credentials: Option<Credentials<'_>>,
+    ) -> Result<Option<String>, SyncError> {
+        let n = PEEKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let into = format!("{PEEKED}/{}-{n}", std::process::id());
+        let quiet = ["--no-auto-maintenance"];
+        let fetched = self
+            .fetch_into(url, branch, credentials, &into, &quiet)
+            .await;
+        if matches!(fetched, Ok(Some(_)))
+            && let Err(error) = self.run(&["update-ref", "-d", &into]).await
+        {
+            // Left, it only keeps the fetched commit's objects.
+            tracing::warn!(%error, peeked = into, "a status's fetched ref stays");
+        }
+        fetched
+    }
+
+    async fn fetch_into(
+        &self,
+        url: &str,
+        branch: &str,
+        credentials: Option<Credentials<'_>>,
+        into: &str,
+        options: &[&str],
+    ) -> Result<Option<String>, SyncError> {
+        let refspec = format!("+refs/heads/{branch}:{into}");
+        let mut args = vec!["fetch", "--no-tags", "--no-write-fetch-head", "-q"];
+        args.extend_from_slice(options);
+        args.extend([url, &refspec]);
         let output = self.talk(self.remote_command(&args, credentials)?).await?;
         if output.status.success() {
-            return Ok(Some(self.run_line(&["rev-parse", FETCHED]).await?));
+            return Ok(Some(self.run_line(&["rev-parse", into]).await?));
         }
         let said = said(&output);
         if said.contains("couldn't find remote ref") {
