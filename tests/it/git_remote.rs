@@ -200,22 +200,12 @@ async fn a_remote_that_never_answers_holds_up_no_checkpoint() {
 
     // An answer now: its checkpoint is taken while the status still waits.
     let answered = async {
-        let messages = server.url(&format!("/projects/{project}/messages"));
-        let (code, sent) = server
-            .json(
-                server
-                    .http
-                    .post(&messages)
-                    .json(&json!({ "text": "hello" })),
-            )
-            .await;
-        assert_eq!(code, StatusCode::ACCEPTED, "{sent}");
-        let id = sent["assistant_message_id"].as_str().unwrap().to_owned();
+        server.send(&project, "hello").await;
         let list = server.url(&format!("/projects/{project}/checkpoints"));
         loop {
             let (_, checkpoints) = server.json(server.http.get(&list)).await;
-            let taken = checkpoints.as_array().into_iter().flatten();
-            if taken.into_iter().any(|c| c["message_id"] == id.as_str()) {
+            let mut taken = checkpoints.as_array().into_iter().flatten();
+            if taken.any(|c| c["kind"] == "answer") {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
