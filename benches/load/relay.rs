@@ -27,7 +27,9 @@ use axum::routing::{get, post};
 use futures::StreamExt;
 use rivet::runtime::llm::FinishReason;
 use rivet::runtime::protocol::Event;
-use rivet::runtime::session::{Envelope, Message, MessageStatus, SessionEvent, SessionState};
+use rivet::runtime::session::{
+    Envelope, Message, MessageStatus, SessionEvent, SessionState, encode_line,
+};
 use tokio::sync::mpsc;
 
 /// The environment variable that makes the bench's binary the relay; its
@@ -84,9 +86,7 @@ async fn new_project(State(relay): State<Relay>) -> (StatusCode, axum::Json<serd
 }
 
 fn line(seq: u64, event: SessionEvent) -> Bytes {
-    let mut json = serde_json::to_vec(&Envelope { seq, event }).expect("an event's JSON");
-    json.push(b'\n');
-    Bytes::from(json)
+    Bytes::from(encode_line(&Envelope { seq, event }))
 }
 
 async fn events(State(relay): State<Relay>, Path(id): Path<String>) -> Body {

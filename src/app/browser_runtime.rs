@@ -20,10 +20,7 @@ pub async fn browser_answers(project: ProjectId) -> Result<ByteStream<RivetError
     let state = expect_context::<crate::server::state::AppState>();
     let relay = crate::server::session::browser::answers(&state, &project).await?;
     Ok(ByteStream::from(relay.map(|event| {
-        // Serialising our own type cannot fail; an empty line is skipped.
-        let mut line = serde_json::to_vec(&event).unwrap_or_default();
-        line.push(b'\n');
-        bytes::Bytes::from(line)
+        bytes::Bytes::from(crate::runtime::session::encode_line(&event))
     })))
 }
 

@@ -25,7 +25,7 @@ pub use event::{
     ActionStatus, Alert, Envelope, FileChange, FixAttempt, FixReason, MessageStatus, Preview,
     SessionEvent,
 };
-pub use lines::LineDecoder;
+pub use lines::{LineDecoder, encode_line};
 pub use state::{ActionEntry, Artifact, Message, Part, Role, SessionState, Touched};
 
 #[cfg(test)]

@@ -2,6 +2,15 @@
 //! lines (and multi-byte characters) anywhere; a line is handed on only once
 //! it is whole, so it is always complete UTF-8.
 
+/// One line of a feed: `value`'s JSON and its `\n`. Serialising Rivet's
+/// own types cannot fail; if it did, the line would be empty, which
+/// [`LineDecoder`] skips.
+pub fn encode_line<T: serde::Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    let mut line = serde_json::to_vec(value).unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
 #[derive(Default)]
 pub struct LineDecoder {
     partial: Vec<u8>,
@@ -43,5 +52,20 @@ mod tests {
                 .collect();
             assert_eq!(lines, ["{\"a\":\"é€\"}", "{\"b\":2}"], "cut at {cut}");
         }
+    }
+
+    #[test]
+    fn encoded_lines_decode_to_their_values() {
+        let values = [
+            serde_json::json!({"a": "line\nbreak"}),
+            serde_json::json!([1, 2]),
+        ];
+        let bytes: Vec<u8> = values.iter().flat_map(encode_line).collect();
+        let decoded: Vec<serde_json::Value> = LineDecoder::default()
+            .push(&bytes)
+            .iter()
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        assert_eq!(decoded, values);
     }
 }

@@ -56,10 +56,9 @@ pub async fn events(
     let Query(EventsQuery { after }) = query?;
     let events = api::events(&state, &project_id(&id)?, after).await?;
     let lines = events.map(|envelope| {
-        // Serialising our own types cannot fail.
-        let mut line = serde_json::to_vec(&*envelope).unwrap_or_default();
-        line.push(b'\n');
-        Ok::<_, std::convert::Infallible>(bytes::Bytes::from(line))
+        Ok::<_, std::convert::Infallible>(bytes::Bytes::from(crate::runtime::session::encode_line(
+            &*envelope,
+        )))
     });
     Ok((
         [

@@ -15,7 +15,9 @@ use crate::runtime::action::ProjectPath;
 use crate::runtime::host::RuntimeError;
 use crate::runtime::project::{InvalidProjectId, ProjectId};
 use crate::runtime::runner::PreviewError;
-use crate::runtime::session::{Chat, ChatId, Decision, FileChange, Mode, SessionEvent};
+use crate::runtime::session::{
+    Chat, ChatId, Decision, FileChange, Mode, SessionEvent, encode_line,
+};
 use crate::server::checkpoint::CheckpointError;
 use crate::server::projects::ProjectError;
 use crate::server::state::AppState;
@@ -164,12 +166,10 @@ pub async fn feed(
     project: &ProjectId,
 ) -> Result<ByteStream<crate::runtime::error::RivetError>, ApiError> {
     let handle = open_project(state, project).await?;
-    let lines = handle.session.subscribe().map(|envelope| {
-        // Serialising our own types cannot fail; an empty line is skipped by readers.
-        let mut line = serde_json::to_vec(&*envelope).unwrap_or_default();
-        line.push(b'\n');
-        bytes::Bytes::from(line)
-    });
+    let lines = handle
+        .session
+        .subscribe()
+        .map(|envelope| bytes::Bytes::from(encode_line(&*envelope)));
     Ok(ByteStream::from(lines))
 }
 
